@@ -1,0 +1,116 @@
+"""Autograd for every op; each backward calls torch.ops.grouped.* again."""
+import torch
+
+from . import _layout
+
+_ops = torch.ops.grouped
+
+
+def _grad_or_zeros(g, like_shape, like):
+    # An output that took no part in the loss has no gradient; treat it as zeros.
+    return g.to(like.dtype) if g is not None else like.new_zeros(like_shape)
+
+
+# gemm: dA_i = dC_i · B_iᵀ, dB_i = A_iᵀ · dC_i, both groups lists in one grouped call each.
+def _gemm_setup(ctx, inputs, output):
+    a, b = inputs[0], inputs[1]
+    ctx.groups = len(a)
+    ctx.save_for_backward(*a, *b)
+
+
+def _gemm_backward(ctx, grads):
+    saved = ctx.saved_tensors
+    a, b = saved[: ctx.groups], saved[ctx.groups:]
+    g = [_grad_or_zeros(gi, (ai.shape[0], bi.shape[1]), ai) for gi, ai, bi in zip(grads, a, b)]
+    da = _ops.gemm(g, [bi.t() for bi in b])
+    db = _ops.gemm([ai.t() for ai in a], g)
+    return da, db, None
+
+
+# grouped_mm: in every one of the four forms, dA = grouped_mm(dY, Bᵀ, offs) and
+# dB = grouped_mm(Aᵀ, dY, offs): the transposes turn each form into another of the four
+# (2D×3D ↔ 2D×2D along K, 3D×2D ↔ 2D×2D along N, 3D×3D ↔ itself).
+def _grouped_mm_setup(ctx, inputs, output):
+    a, b, offs = inputs[0], inputs[1], inputs[2]
+    ctx.save_for_backward(a, b, offs)
+
+
+def _grouped_mm_backward(ctx, grad):
+    a, b, offs = ctx.saved_tensors
+    grad = grad.to(a.dtype)
+    da = _ops.grouped_mm(grad, b.mT, offs) if ctx.needs_input_grad[0] else None
+    db = _ops.grouped_mm(a.mT, grad, offs) if ctx.needs_input_grad[1] else None
+    return da, db, None, None
+
+
+# syr2k: the output keeps the `uplo` triangle of T = alpha(ABᵀ + BAᵀ) + beta·c and mirrors it, so
+# dT = the `uplo` triangle of G + Gᵀ (diagonal G_ii); then dA = alpha(G + Gᵀ)B, dB = alpha(G + Gᵀ)A,
+# dc = beta·dT.
+def _fold_grad(g, uplo):
+    folded = g + g.mT - torch.diag_embed(torch.diagonal(g))
+    return folded.tril() if uplo == "L" else folded.triu()
+
+
+def _syr2k_setup(ctx, inputs, output):
+    a, b, c = inputs[0], inputs[1], inputs[2]
+    ctx.groups, ctx.has_c = len(a), len(c) > 0
+    ctx.uplo, ctx.alpha, ctx.beta = inputs[3], inputs[4], inputs[5]
+    ctx.save_for_backward(*a, *b)
+
+
+def _syr2k_backward(ctx, grads):
+    saved = ctx.saved_tensors
+    a, b = saved[: ctx.groups], saved[ctx.groups:]
+    g = [_grad_or_zeros(gi, (ai.shape[0], ai.shape[0]), ai) for gi, ai in zip(grads, a)]
+    h = [gi + gi.mT for gi in g]
+    both = _ops.gemm(h + h, list(b) + list(a))
+    da = [x * ctx.alpha for x in both[: ctx.groups]]
+    db = [x * ctx.alpha for x in both[ctx.groups:]]
+    dc = [_fold_grad(gi, ctx.uplo) * ctx.beta for gi in g] if ctx.has_c else None
+    return da, db, dc, None, None, None
+
+
+def _streamk_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1])
+
+
+def _streamk_backward(ctx, grad):
+    a, b = ctx.saved_tensors
+    da = _ops.streamk_mm(grad, b.t()) if ctx.needs_input_grad[0] else None
+    db = _ops.streamk_mm(a.t(), grad) if ctx.needs_input_grad[1] else None
+    return da, db, None, None, None
+
+
+def _permute_setup(ctx, inputs, output):
+    x, dims = inputs
+    rank = x.dim()
+    inverse = [0] * rank
+    for i, d in enumerate(dims):
+        inverse[d % rank] = i
+    ctx.inverse = inverse
+
+
+def _permute_backward(ctx, grad):
+    return _ops.permute_copy(grad, ctx.inverse), None
+
+
+# layout_transform: the inverse transform, cropped to x's shape where the forward zero-padded.
+def _layout_setup(ctx, inputs, output):
+    x, ctx.src, ctx.dst = inputs
+    ctx.shape = x.shape
+
+
+def _layout_backward(ctx, grad):
+    back = _ops.layout_transform(grad, ctx.dst, ctx.src)
+    for dim, size in enumerate(ctx.shape):
+        if back.shape[dim] != size:
+            back = back.narrow(dim, 0, size)
+    return back, None, None
+
+
+torch.library.register_autograd("grouped::gemm", _gemm_backward, setup_context=_gemm_setup)
+torch.library.register_autograd("grouped::grouped_mm", _grouped_mm_backward, setup_context=_grouped_mm_setup)
+torch.library.register_autograd("grouped::syr2k", _syr2k_backward, setup_context=_syr2k_setup)
+torch.library.register_autograd("grouped::streamk_mm", _streamk_backward, setup_context=_streamk_setup)
+torch.library.register_autograd("grouped::permute_copy", _permute_backward, setup_context=_permute_setup)
+torch.library.register_autograd("grouped::layout_transform", _layout_backward, setup_context=_layout_setup)

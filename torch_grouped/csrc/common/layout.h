@@ -1,0 +1,41 @@
+// TVM-style layout strings: an upper-case letter is an axis ("N", "C", ...), digits followed by a
+// lower-case letter are a split sub-axis of that size ("4c": the inner 4 of axis C, whose
+// upper-case letter then holds the outer part). "NCHW4c" is a 5-D tensor [N, C/4, H, W, 4].
+#pragma once
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+namespace torch_grouped {
+
+struct LayoutAxis {
+  char axis;       // the primary axis, upper case
+  int64_t factor;  // 0 for the primary (outer) part, the split size for a sub-axis
+};
+
+struct Layout {
+  std::string text;
+  std::vector<LayoutAxis> axes;
+  // Split size of `axis`, or 1 when it is not split.
+  int64_t factor_of(char axis) const;
+  // Position of the primary (outer) part of `axis`, and of its sub-axis (-1 when not split).
+  int64_t outer_position(char axis) const;
+  int64_t inner_position(char axis) const;
+};
+
+// `which` names the argument in error messages ("src_layout" or "dst_layout").
+Layout parse_layout(const std::string& text, const char* which);
+
+// Everything the implementations need to know about one transform.
+struct LayoutTransformPlan {
+  Layout src, dst;
+  std::vector<char> primaries;       // axes in the order they appear in src
+  std::vector<int64_t> extents;      // logical extent of each primary (from x and src)
+  std::vector<int64_t> out_sizes;    // result shape
+};
+
+LayoutTransformPlan plan_layout_transform(at::IntArrayRef x_sizes, const std::string& src,
+                                          const std::string& dst);
+
+}  // namespace torch_grouped

@@ -1,0 +1,40 @@
+// Implementations written with ATen operators only. They run on any device and are the CPU
+// path of every op; the CUDA path uses them where our own kernel does not exist yet.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch_grouped {
+
+// a @ b in `out_dtype`, accumulating in fp32 for half inputs (fp64 for double); K = 0 gives zeros.
+at::Tensor matmul_accumulate(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype);
+
+std::vector<at::Tensor> gemm_portable(at::TensorList a, at::TensorList b,
+                                      std::optional<at::ScalarType> out_dtype);
+
+// Reads `offs` on the host: on a GPU this synchronises.
+at::Tensor grouped_mm_portable(const at::Tensor& a, const at::Tensor& b,
+                               const std::optional<at::Tensor>& offs,
+                               std::optional<at::ScalarType> out_dtype);
+
+// Walks the triangle's tiles with the grouped Rank2K scheduler, as the GPU kernel does.
+std::vector<at::Tensor> syr2k_tiled(at::TensorList a, at::TensorList b, at::TensorList c,
+                                    const std::string& uplo, double alpha, double beta);
+// Two matmuls per group and an exact symmetrisation.
+std::vector<at::Tensor> syr2k_composite(at::TensorList a, at::TensorList b, at::TensorList c,
+                                        const std::string& uplo, double alpha, double beta);
+
+// Runs the Stream-K plan CTA by CTA, with partial tiles and the fixup, as the GPU kernel does.
+// `sms` is the grid used for `grid = 0`.
+at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
+                            const std::string& decomposition, int64_t splits, int64_t grid,
+                            int64_t sms);
+
+at::Tensor permute_copy_portable(const at::Tensor& x, at::IntArrayRef dims);
+at::Tensor layout_transform_portable(const at::Tensor& x, const std::string& src,
+                                     const std::string& dst);
+
+}  // namespace torch_grouped

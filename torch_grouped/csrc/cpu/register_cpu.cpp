@@ -1,0 +1,29 @@
+// The CPU path of every op: the portable implementations, the scheduled ones where the CPU
+// follows the GPU's schedule (syr2k's triangle walk, streamk_mm's partial tiles and fixup).
+#include <torch/library.h>
+
+#include "portable.h"
+
+namespace torch_grouped {
+namespace {
+
+// The CPU has no SMs; a grid of 8 "CTAs" keeps the Stream-K fixup exercised on small shapes.
+constexpr int64_t kCpuGrid = 8;
+
+at::Tensor streamk_mm_cpu(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
+                          int64_t splits, int64_t grid) {
+  return streamk_mm_tiled(a, b, decomposition, splits, grid, kCpuGrid);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(grouped, CPU, m) {
+  m.impl("gemm", &gemm_portable);
+  m.impl("grouped_mm", &grouped_mm_portable);
+  m.impl("syr2k", &syr2k_tiled);
+  m.impl("streamk_mm", &streamk_mm_cpu);
+  m.impl("permute_copy", &permute_copy_portable);
+  m.impl("layout_transform", &layout_transform_portable);
+}
+
+}  // namespace torch_grouped

@@ -1,0 +1,114 @@
+// Private ops that enumerate the schedules of csrc/sched/ so that the CPU tests can check their
+// invariants (every tile exactly once, the triangle only, K ranges that partition the work).
+// They take only sizes, so they are registered for every backend (CompositeImplicitAutograd).
+#include <torch/library.h>
+
+#include "../common/checks.h"
+#include "../sched/group_order.h"
+#include "../sched/grouped_visitor.h"
+#include "../sched/rank2k_visitor.h"
+#include "../sched/streamk_model.h"
+
+namespace torch_grouped {
+namespace {
+
+at::Tensor rows_to_tensor(const std::vector<std::vector<int64_t>>& rows, int64_t width) {
+  at::Tensor t = at::empty({static_cast<int64_t>(rows.size()), width}, at::kLong);
+  auto acc = t.accessor<int64_t, 2>();
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int64_t j = 0; j < width; ++j) acc[i][j] = rows[i][j];
+  return t;
+}
+
+// Visits every tile of every CTA in `mode` ("device": the sequential visitor each CTA runs;
+// "host": the precomputed per-CTA lists). Rows: (cta, step, group, tile_m, tile_n, valid) with
+// the group numbered as the caller gave it, whatever the visiting order.
+template <class Tiles>
+at::Tensor dump_grouped(const std::vector<int64_t>& m, const std::vector<int64_t>& n,
+                        const std::vector<int32_t>& order, Tiles tiles, int64_t grid,
+                        const std::string& mode) {
+  TORCH_CHECK_VALUE(grid >= 1, "schedule: grid must be >= 1, got ", grid);
+  TORCH_CHECK_VALUE(mode == "device" || mode == "host", "schedule: mode must be 'device' or 'host', got '", mode, "'");
+  std::vector<int64_t> ms, ns;
+  for (int32_t g : order) ms.push_back(m[g]), ns.push_back(n[g]);
+  const sched::GroupSizes sizes{ms.data(), ns.data(), static_cast<int32_t>(order.size())};
+  const int64_t total = sched::total_tiles(sizes, tiles);
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t cta = 0; cta < grid; ++cta) {
+    auto emit = [&](int64_t step, const sched::TileCoord& c) {
+      rows.push_back({cta, step, order[c.group], c.tile_m, c.tile_n, c.valid ? 1 : 0});
+    };
+    if (mode == "device") {
+      sched::GroupedVisitor<Tiles> visitor(sizes, tiles);
+      sched::TileCoord c;
+      for (int64_t step = 0; visitor.find(cta + step * grid, c); ++step) emit(step, c);
+    } else {
+      std::vector<sched::PrecomputedEntry> entries(sched::entries_for_cta(total, grid, cta));
+      sched::fill_cta_schedule(sizes, tiles, grid, cta, entries.data());
+      for (size_t step = 0; step < entries.size(); ++step)
+        emit(step, sched::decode_precomputed(sizes, tiles, entries[step], cta + step * grid));
+    }
+  }
+  return rows_to_tensor(rows, 6);
+}
+
+std::vector<int32_t> identity_order(size_t count) {
+  std::vector<int32_t> order(count);
+  for (size_t i = 0; i < count; ++i) order[i] = static_cast<int32_t>(i);
+  return order;
+}
+
+at::Tensor schedule_grouped(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRef k, int64_t tile_m,
+                            int64_t tile_n, int64_t grid, const std::string& mode, bool sort_by_k) {
+  TORCH_CHECK_VALUE(m.size() == n.size() && n.size() == k.size(), "schedule: m, n, k differ in length");
+  const std::vector<int64_t> mv(m.begin(), m.end()), nv(n.begin(), n.end()), kv(k.begin(), k.end());
+  const auto order = sort_by_k ? sched::order_by_k_descending(kv) : identity_order(kv.size());
+  const sched::GemmTiles tiles{{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)}};
+  return dump_grouped(mv, nv, order, tiles, grid, mode);
+}
+
+at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, int64_t grid,
+                           const std::string& uplo) {
+  TORCH_CHECK_VALUE(uplo == "L" || uplo == "U", "schedule: uplo must be 'L' or 'U'");
+  const bool pow2 = tile_m > 0 && tile_n > 0 && (tile_m & (tile_m - 1)) == 0 && (tile_n & (tile_n - 1)) == 0;
+  TORCH_CHECK_VALUE(pow2, "schedule: Rank2K tile sides must be powers of two, got ", tile_m, "x", tile_n);
+  const std::vector<int64_t> nv(n.begin(), n.end());
+  const sched::Rank2KTiles tiles{{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)},
+                                 uplo == "L" ? sched::Uplo::Lower : sched::Uplo::Upper};
+  return dump_grouped(nv, nv, identity_order(nv.size()), tiles, grid, "device");
+}
+
+// Rows: (cta, tile, k_begin, k_end, finishes, slot, peers of the tile, peer slots' first entry).
+at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
+                            int64_t tile_k, const std::string& decomposition, int64_t splits,
+                            int64_t grid) {
+  const at::Tensor a = at::empty({m, k}), b = at::empty({k, n});
+  bool is_auto = false;
+  const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
+  TORCH_CHECK_VALUE(grid >= 1 && splits >= 1, "schedule: grid and splits must be >= 1");
+  const sched::StreamKPlan plan =
+      is_auto ? sched::choose_streamk_plan(sched::StreamKModel{}, m, n, k, tile_m, tile_n, tile_k, grid)
+              : sched::make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, splits, grid);
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t cta = 0; cta < plan.grid; ++cta) {
+    sched::StreamKCursor cursor = plan.begin(cta);
+    sched::StreamKWorkUnit u;
+    while (plan.next(cta, cursor, u)) {
+      const int64_t peers = plan.peers(u.tile);
+      rows.push_back({cta, u.tile, u.k_begin, u.k_end, u.finishes ? 1 : 0, u.finishes ? -1 : u.slot,
+                      peers, peers > 0 ? plan.peer_slot(u.tile, 0) : -1, plan.iters_per_tile,
+                      plan.workspace_slots(), static_cast<int64_t>(plan.decomposition)});
+    }
+  }
+  return rows_to_tensor(rows, 11);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
+  m.impl("_schedule_grouped", &schedule_grouped);
+  m.impl("_schedule_rank2k", &schedule_rank2k);
+  m.impl("_schedule_streamk", &schedule_streamk);
+}
+
+}  // namespace torch_grouped

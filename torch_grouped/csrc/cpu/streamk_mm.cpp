@@ -1,0 +1,65 @@
+// streamk_mm on the CPU: the plan of csrc/sched/streamk_plan.h run CTA by CTA, with the partial
+// tiles of the peers kept in a workspace and added by the finishing CTA in K order.
+#include "../common/checks.h"
+#include "../sched/streamk_model.h"
+#include "portable.h"
+
+namespace torch_grouped {
+
+at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
+                            const std::string& decomposition, int64_t splits, int64_t grid,
+                            int64_t sms) {
+  bool is_auto = false;
+  const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
+  const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
+  constexpr int64_t tm = 64, tn = 64, tk = 32;
+  const int64_t g = grid > 0 ? grid : sms;
+  const int64_t tiles = sched::ceil_div(m, tm) * sched::ceil_div(n, tn);
+  // Automatic split count: enough slices to give every CTA work, at most 16.
+  const int64_t s = splits > 0 ? splits : std::clamp<int64_t>(g / std::max<int64_t>(tiles, 1), 2, 16);
+  const sched::StreamKPlan plan =
+      is_auto ? sched::choose_streamk_plan(sched::StreamKModel{}, m, n, k, tm, tn, tk, g)
+              : sched::make_streamk_plan(m, n, k, tm, tn, tk, d, s, g);
+
+  const at::ScalarType acc_t = a.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const at::Tensor a_acc = a.to(acc_t), b_acc = b.to(acc_t);
+  at::Tensor out = at::empty({m, n}, a.options().dtype(acc_t));
+  std::vector<at::Tensor> workspace(plan.workspace_slots());
+  std::vector<std::pair<int64_t, at::Tensor>> finishing;  // (tile, own accumulator)
+
+  auto tile_rows = [&](int64_t tile) { return a_acc.narrow(0, (tile / plan.tiles_n) * tm, std::min(tm, m - (tile / plan.tiles_n) * tm)); };
+  auto tile_cols = [&](int64_t tile) { return b_acc.narrow(1, (tile % plan.tiles_n) * tn, std::min(tn, n - (tile % plan.tiles_n) * tn)); };
+
+  for (int64_t cta = 0; cta < plan.grid; ++cta) {
+    sched::StreamKCursor cursor = plan.begin(cta);
+    sched::StreamKWorkUnit u;
+    while (plan.next(cta, cursor, u)) {
+      const at::Tensor rows = tile_rows(u.tile), cols = tile_cols(u.tile);
+      const int64_t k0 = std::min(u.k_begin * tk, k), k1 = std::min(u.k_end * tk, k);
+      at::Tensor accum = k1 > k0 ? at::mm(rows.narrow(1, k0, k1 - k0), cols.narrow(0, k0, k1 - k0))
+                                 : at::zeros({rows.size(0), cols.size(1)}, rows.options());
+      if (u.finishes) {
+        finishing.emplace_back(u.tile, accum);
+      } else {
+        TORCH_INTERNAL_ASSERT(!workspace[u.slot].defined(), "streamk_mm: slot ", u.slot, " written twice");
+        workspace[u.slot] = accum;
+      }
+    }
+  }
+  // The fixup: each finishing CTA adds its peers' partials in K order (deterministic).
+  for (auto& [tile, accum] : finishing) {
+    for (int64_t p = 0; p < plan.peers(tile); ++p) {
+      at::Tensor& partial = workspace[plan.peer_slot(tile, p)];
+      TORCH_INTERNAL_ASSERT(partial.defined(), "streamk_mm: tile ", tile, " misses peer ", p);
+      accum.add_(partial);
+      partial.reset();
+    }
+    const int64_t r0 = (tile / plan.tiles_n) * tm, c0 = (tile % plan.tiles_n) * tn;
+    out.narrow(0, r0, accum.size(0)).narrow(1, c0, accum.size(1)).copy_(accum);
+  }
+  TORCH_INTERNAL_ASSERT(static_cast<int64_t>(finishing.size()) == plan.tiles(),
+                        "streamk_mm: ", finishing.size(), " tiles finished of ", plan.tiles());
+  return out.to(a.scalar_type());
+}
+
+}  // namespace torch_grouped

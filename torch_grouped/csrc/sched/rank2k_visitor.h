@@ -1,0 +1,71 @@
+// The grouped Rank2K scheduler of seed 000: a tile index maps to a tile of the lower (or upper)
+// triangle only, so CTAs are never handed tiles that a symmetric output does not need.
+//
+// A problem of order n with tile tm × tn is seen as a square grid of G × G "macro tiles" of side
+// max(tm, tn), G = ceil(n / max(tm, tn)). Each macro tile holds r = max/min true tiles (tile shapes
+// are powers of two, so r is an integer). The macro triangle has G(G+1)/2 tiles, so a problem has
+// r·G(G+1)/2 slots. Macro index t → (i, j) in closed form: i = ceil(sqrt(2t + 2.25) − 0.5) − 1,
+// j = t − i(i+1)/2 (corrected in integers, since the square root is floating point). When the true
+// grid does not divide into macro tiles, the larger grid dimension is padded: the slots that land
+// past the real grid come back with valid = false and the CTA skips them. Upper = swapped (i, j).
+#pragma once
+#include <math.h>
+
+#include "common.h"
+
+namespace torch_grouped::sched {
+
+enum class Uplo : int32_t { Lower = 0, Upper = 1 };
+
+// Row i of the lower triangle holds macro indices [i(i+1)/2, (i+1)(i+2)/2).
+TG_HOST_DEVICE void triangle_row_col(int64_t t, int64_t& i, int64_t& j) {
+  i = static_cast<int64_t>(ceil(sqrt(2.0 * static_cast<double>(t) + 2.25) - 0.5)) - 1;
+  while (i > 0 && i * (i + 1) / 2 > t) --i;            // the sqrt rounded up
+  while ((i + 1) * (i + 2) / 2 <= t) ++i;              // the sqrt rounded down
+  j = t - i * (i + 1) / 2;
+}
+
+struct Rank2KTiles {
+  TileShape tile;
+  Uplo uplo;
+
+  TG_HOST_DEVICE int64_t ratio() const {
+    return tile.m > tile.n ? tile.m / tile.n : tile.n / tile.m;
+  }
+  TG_HOST_DEVICE int64_t macro_side() const { return tile.m > tile.n ? tile.m : tile.n; }
+  // Slots of a problem of order n (m == n for Rank2K; m is ignored).
+  TG_HOST_DEVICE int64_t count(int64_t m, int64_t n) const {
+    (void)m;
+    const int64_t g = ceil_div(n, macro_side());
+    return ratio() * g * (g + 1) / 2;
+  }
+  TG_HOST_DEVICE TileCoord coord(int32_t group, int64_t m, int64_t n, int64_t local) const {
+    (void)m;
+    const int64_t r = ratio();
+    int64_t im, jm;
+    triangle_row_col(local / r, im, jm);
+    if (uplo == Uplo::Upper) {
+      const int64_t swap = im;
+      im = jm;
+      jm = swap;
+    }
+    int64_t i = im, j = jm;
+    if (tile.m > tile.n) {
+      j = jm * r + local % r;
+    } else if (tile.m < tile.n) {
+      i = im * r + local % r;
+    }
+    const bool valid = i < ceil_div(n, tile.m) && j < ceil_div(n, tile.n);
+    return TileCoord{group, static_cast<int32_t>(i), static_cast<int32_t>(j), valid};
+  }
+};
+
+// Whether tile (i, j) of an order-n problem holds any element of the `uplo` triangle: these are
+// exactly the tiles the walk must produce.
+TG_HOST_DEVICE bool tile_meets_triangle(TileShape tile, Uplo uplo, int64_t i, int64_t j) {
+  const int64_t row_first = i * tile.m, row_last = (i + 1) * tile.m - 1;
+  const int64_t col_first = j * tile.n, col_last = (j + 1) * tile.n - 1;
+  return uplo == Uplo::Lower ? row_last >= col_first : row_first <= col_last;
+}
+
+}  // namespace torch_grouped::sched

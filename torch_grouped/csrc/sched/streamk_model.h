@@ -1,0 +1,64 @@
+// The Stream-K paper's analytical model of a CTA's running time, used by `auto` to pick the
+// decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(peers − 1).
+//   a: fixed cost of a CTA (launch, prologue, epilogue of one tile)
+//   b: cost of having to fix up at all (workspace write, flag wait)
+//   c: cost of one MAC-loop iteration
+//   d: cost per extra peer folded into a tile
+// The constants are fitted per GPU model by benchmarks/calibrate_streamk.py; the defaults below
+// are in units of one MAC iteration and are only a starting point for unknown GPUs.
+#pragma once
+#include "common.h"
+#include "streamk_plan.h"
+
+namespace torch_grouped::sched {
+
+struct StreamKModel {
+  double a = 4.0;
+  double b = 3.0;
+  double c = 1.0;
+  double d = 1.5;
+};
+
+// Predicted time of the longest-running CTA of `plan`.
+inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan) {
+  const int64_t tiles = plan.tiles();
+  if (tiles == 0) return 0.0;
+  int64_t iters_per_cta = 0;
+  int64_t peers = 0;
+  if (plan.sk_tiles > 0) {
+    iters_per_cta += ceil_div(plan.sk_iters(), plan.grid);
+    for (int64_t t = 0; t < plan.sk_tiles; ++t) peers = max64(peers, plan.peers(t) + 1);
+  } else {
+    peers = plan.splits;
+  }
+  const int64_t dp_units = plan.dp_units();
+  iters_per_cta += ceil_div(dp_units, plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
+  const double fixup = peers > 1 ? 1.0 : 0.0;
+  return model.a + model.b * fixup + model.c * static_cast<double>(iters_per_cta) +
+         model.d * static_cast<double>(peers > 0 ? peers - 1 : 0);
+}
+
+// `auto`: the decomposition (and for split-K the split count) that minimises the model on a grid
+// of `sms` CTAs.
+inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int64_t n, int64_t k,
+                                       int64_t tile_m, int64_t tile_n, int64_t tile_k, int64_t sms) {
+  StreamKPlan best = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
+                                       Decomposition::DataParallel, 1, sms);
+  double best_time = predicted_time(model, best);
+  const Decomposition candidates[] = {Decomposition::StreamK, Decomposition::DpOneTileSk,
+                                      Decomposition::TwoTileSkDp};
+  for (Decomposition d : candidates) {
+    const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, 1, sms);
+    const double t = predicted_time(model, p);
+    if (t < best_time) best = p, best_time = t;
+  }
+  for (int64_t s = 2; s <= 16; s *= 2) {
+    const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
+                                            Decomposition::SplitK, s, sms);
+    const double t = predicted_time(model, p);
+    if (t < best_time) best = p, best_time = t;
+  }
+  return best;
+}
+
+}  // namespace torch_grouped::sched

@@ -1,0 +1,143 @@
+// Work decomposition of one matmul for a persistent grid (seed 001, the Stream-K paper).
+//
+// Output tiles are linearised m → n (n fastest within a row of tiles); each tile needs
+// `iters_per_tile` MAC-loop iterations along K. The first `sk_tiles` tiles are shared among all
+// CTAs Stream-K style: their iterations, laid end to end, are cut into `grid` ranges whose lengths
+// differ by at most one. The remaining tiles are handed out whole (data-parallel) or, for
+// `split_k`, as `splits` fixed K slices per tile. Every decomposition of the paper is a choice of
+// `sk_tiles` and `splits`:
+//   data_parallel   sk_tiles = 0
+//   split_k         sk_tiles = 0, splits = s
+//   stream_k        sk_tiles = all tiles
+//   dp_one_tile_sk  sk_tiles = tiles mod grid (full DP waves, the ragged last wave Stream-K)
+//   two_tile_sk_dp  sk_tiles = grid + tiles mod grid (one DP wave folded into the SK part, so every
+//                   SK CTA has between one and two tiles of work), the rest data-parallel.
+//
+// A tile cut into several segments is finished by the CTA holding its first iteration (k = 0):
+// the other CTAs ("peers") store fp32 partial tiles in a workspace slot and the finisher adds them
+// in a fixed order (by K), so results are deterministic. A Stream-K CTA's range starts at most
+// once in the middle of a tile, so each CTA needs at most one slot: the workspace is sized by the
+// grid, not by the problem. Split-K needs (splits − 1) slots per tile.
+#pragma once
+#include "common.h"
+
+namespace torch_grouped::sched {
+
+enum class Decomposition : int32_t {
+  DataParallel = 0,
+  SplitK = 1,
+  StreamK = 2,
+  DpOneTileSk = 3,
+  TwoTileSkDp = 4,
+};
+
+struct StreamKWorkUnit {
+  int64_t tile;     // linear tile index
+  int64_t k_begin;  // first MAC-loop iteration within the tile
+  int64_t k_end;    // one past the last
+  bool finishes;    // this CTA adds the peers' partials and writes the tile
+  int64_t slot;     // workspace slot for the partial when !finishes
+};
+
+struct StreamKCursor {
+  int64_t sk_next;   // next Stream-K iteration of this CTA
+  int64_t sk_end;    // end of this CTA's Stream-K range
+  int64_t dp_round;  // how many DP (or split-K) units this CTA has taken
+};
+
+struct StreamKPlan {
+  int64_t tiles_m = 0;
+  int64_t tiles_n = 0;
+  int64_t iters_per_tile = 0;
+  int64_t grid = 1;
+  int64_t splits = 1;
+  int64_t sk_tiles = 0;
+  Decomposition decomposition = Decomposition::DataParallel;
+
+  TG_HOST_DEVICE int64_t tiles() const { return tiles_m * tiles_n; }
+  TG_HOST_DEVICE int64_t sk_iters() const { return sk_tiles * iters_per_tile; }
+  // First Stream-K iteration of `cta`; ranges differ in length by at most one.
+  TG_HOST_DEVICE int64_t sk_begin(int64_t cta) const { return cta * sk_iters() / grid; }
+  // The CTA whose range holds Stream-K iteration `it` (the inverse of sk_begin).
+  TG_HOST_DEVICE int64_t cta_of_sk_iter(int64_t it) const {
+    return ((it + 1) * grid - 1) / sk_iters();
+  }
+  TG_HOST_DEVICE int64_t dp_units() const { return (tiles() - sk_tiles) * splits; }
+  TG_HOST_DEVICE int64_t workspace_slots() const {
+    return sk_tiles > 0 ? grid : tiles() * (splits - 1);
+  }
+
+  TG_HOST_DEVICE StreamKCursor begin(int64_t cta) const {
+    return StreamKCursor{sk_begin(cta), sk_begin(cta + 1), 0};
+  }
+
+  // The next unit of work of `cta`, in the order the CTA runs them: its Stream-K segments first
+  // (so the data-parallel tiles that follow hide the wait for partials), then its whole tiles
+  // (or split-K slices). Returns false when the CTA is done.
+  TG_HOST_DEVICE bool next(int64_t cta, StreamKCursor& c, StreamKWorkUnit& u) const {
+    if (c.sk_next < c.sk_end) {
+      const int64_t tile = c.sk_next / iters_per_tile;
+      const int64_t tile_first = tile * iters_per_tile;
+      const int64_t seg_end = min64(c.sk_end, tile_first + iters_per_tile);
+      u = StreamKWorkUnit{tile, c.sk_next - tile_first, seg_end - tile_first,
+                          c.sk_next == tile_first, cta};
+      c.sk_next = seg_end;
+      return true;
+    }
+    const int64_t unit = cta + c.dp_round * grid;
+    if (unit >= dp_units()) return false;
+    ++c.dp_round;
+    const int64_t tile = sk_tiles + unit / splits;
+    const int64_t split = unit % splits;
+    u = StreamKWorkUnit{tile, split * iters_per_tile / splits,
+                        (split + 1) * iters_per_tile / splits, split == 0,
+                        (tile - sk_tiles) * (splits - 1) + split - 1};
+    return true;
+  }
+
+  // How many CTAs besides the finisher contribute to `tile`.
+  TG_HOST_DEVICE int64_t peers(int64_t tile) const {
+    if (tile < sk_tiles) {
+      const int64_t first = tile * iters_per_tile;
+      return cta_of_sk_iter(first + iters_per_tile - 1) - cta_of_sk_iter(first);
+    }
+    return splits - 1;
+  }
+  // Workspace slot of the p-th peer of `tile` (0 ≤ p < peers(tile)), in increasing K order.
+  TG_HOST_DEVICE int64_t peer_slot(int64_t tile, int64_t p) const {
+    if (tile < sk_tiles) return cta_of_sk_iter(tile * iters_per_tile) + 1 + p;
+    return (tile - sk_tiles) * (splits - 1) + p;
+  }
+};
+
+// Host-side plan construction. `grid` must be ≥ 1 and `splits` ≥ 1 (resolved by the caller).
+inline StreamKPlan make_streamk_plan(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
+                                     int64_t tile_k, Decomposition d, int64_t splits, int64_t grid) {
+  StreamKPlan p;
+  p.tiles_m = ceil_div(m, tile_m);
+  p.tiles_n = ceil_div(n, tile_n);
+  p.iters_per_tile = ceil_div(k, tile_k);
+  p.grid = grid;
+  p.decomposition = d;
+  const int64_t tiles = p.tiles();
+  if (p.iters_per_tile == 0 || tiles == 0) return p;  // nothing to share: data-parallel zeros
+  switch (d) {
+    case Decomposition::DataParallel:
+      break;
+    case Decomposition::SplitK:
+      p.splits = min64(splits, p.iters_per_tile);
+      break;
+    case Decomposition::StreamK:
+      p.sk_tiles = tiles;
+      break;
+    case Decomposition::DpOneTileSk:
+      p.sk_tiles = tiles % grid;
+      break;
+    case Decomposition::TwoTileSkDp:
+      p.sk_tiles = tiles % grid == 0 ? 0 : (tiles > grid ? grid + tiles % grid : tiles);
+      break;
+  }
+  return p;
+}
+
+}  // namespace torch_grouped::sched

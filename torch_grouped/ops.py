@@ -1,0 +1,71 @@
+"""Python API over ``torch.ops.grouped.*``."""
+from typing import List, Optional, Sequence
+
+import torch
+
+_ops = torch.ops.grouped
+
+
+def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
+         out_dtype: Optional[torch.dtype] = None) -> List[torch.Tensor]:
+    """Grouped matmul over lists: ``c[i] = a[i] @ b[i]``.
+
+    Every group has its own sizes: ``a[i]`` is ``[M_i, K_i]``, ``b[i]`` is ``[K_i, N_i]``; any of
+    them may be 0 (``K_i = 0`` gives zeros). Transposed views are used without a copy. Half inputs
+    accumulate in fp32; ``out_dtype=torch.float32`` keeps the fp32 result.
+    """
+    return _ops.gemm(list(a), list(b), out_dtype=out_dtype)
+
+
+def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = None, *,
+               out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """The MoE grouped matmul, with the semantics of ``torch._grouped_mm``.
+
+    ``offs`` holds int32 cumulative group ends along the grouped axis:
+
+    * 2D × 3D: ``a [T, K]``, ``b [G, K, N]``, rows of ``a`` grouped → ``[T, N]``
+    * 3D × 2D: ``a [G, M, K]``, ``b [K, N]``, columns of ``b`` grouped → ``[M, N]``
+    * 2D × 2D: ``a [M, K]``, ``b [K, N]``, K grouped → ``[G, M, N]``
+    * 3D × 3D: batched, ``offs`` must be None → ``[G, M, N]``
+
+    Rows (or K slices) past the last offset give zeros. On the GPU, ``offs`` stays on the GPU.
+    """
+    return _ops.grouped_mm(a, b, offs, out_dtype=out_dtype)
+
+
+def syr2k(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
+          c: Optional[Sequence[torch.Tensor]] = None, *, uplo: str = "L", alpha: float = 1.0,
+          beta: float = 0.0) -> List[torch.Tensor]:
+    """Grouped symmetric rank-2k update: ``alpha·(a[i] b[i]ᵀ + b[i] a[i]ᵀ) + beta·c[i]``.
+
+    ``a[i]`` and ``b[i]`` are ``[N_i, K_i]``; ``c`` is None or one ``[N_i, N_i]`` per group, of
+    which only the ``uplo`` ('L' or 'U') triangle is read. Only the triangle's tiles are computed;
+    the result is the full matrix, exactly symmetric.
+    """
+    return _ops.syr2k(list(a), list(b), list(c) if c is not None else [], uplo=uplo,
+                      alpha=alpha, beta=beta)
+
+
+def streamk_mm(a: torch.Tensor, b: torch.Tensor, *, decomposition: str = "auto", splits: int = 0,
+               grid: int = 0) -> torch.Tensor:
+    """``a @ b`` with a chosen work decomposition.
+
+    ``decomposition``: ``auto`` (the Stream-K paper's analytical model picks), ``data_parallel``,
+    ``split_k`` (``splits`` slices of K), ``stream_k``, ``dp_one_tile_sk`` or ``two_tile_sk_dp``.
+    ``splits`` and ``grid`` (persistent CTAs) are chosen automatically when 0.
+    """
+    return _ops.streamk_mm(a, b, decomposition=decomposition, splits=splits, grid=grid)
+
+
+def permute_copy(x: torch.Tensor, dims: Sequence[int]) -> torch.Tensor:
+    """``x.permute(dims).contiguous()`` as a fresh tensor; rank ≤ 8, any dtype."""
+    return _ops.permute_copy(x, list(dims))
+
+
+def layout_transform(x: torch.Tensor, src_layout: str, dst_layout: str) -> torch.Tensor:
+    """Converts between TVM-style layouts, e.g. ``"NCHW"`` → ``"NCHW4c"`` or ``"NCHW8c"`` → ``"NHWC"``.
+
+    Upper-case letters are axes, digits and a lower-case letter a split sub-axis. An axis that the
+    split size does not divide is zero-padded.
+    """
+    return _ops.layout_transform(x, src_layout, dst_layout)
