@@ -12,7 +12,7 @@ def _grad_or_zeros(g, like_shape, like):
 
 
 # gemm: dA_i = dC_i · B_iᵀ, dB_i = A_iᵀ · dC_i, both groups lists in one grouped call each.
-def _gemm_setup(ctx, inputs, output):
+def _gemm_setup(ctx, inputs, keyword_only_inputs, output):
     a, b = inputs[0], inputs[1]
     ctx.groups = len(a)
     ctx.save_for_backward(*a, *b)
@@ -24,13 +24,13 @@ def _gemm_backward(ctx, grads):
     g = [_grad_or_zeros(gi, (ai.shape[0], bi.shape[1]), ai) for gi, ai, bi in zip(grads, a, b)]
     da = _ops.gemm(g, [bi.t() for bi in b])
     db = _ops.gemm([ai.t() for ai in a], g)
-    return da, db, None
+    return da, db
 
 
 # grouped_mm: in every one of the four forms, dA = grouped_mm(dY, Bᵀ, offs) and
 # dB = grouped_mm(Aᵀ, dY, offs): the transposes turn each form into another of the four
 # (2D×3D ↔ 2D×2D along K, 3D×2D ↔ 2D×2D along N, 3D×3D ↔ itself).
-def _grouped_mm_setup(ctx, inputs, output):
+def _grouped_mm_setup(ctx, inputs, keyword_only_inputs, output):
     a, b, offs = inputs[0], inputs[1], inputs[2]
     ctx.save_for_backward(a, b, offs)
 
@@ -40,7 +40,7 @@ def _grouped_mm_backward(ctx, grad):
     grad = grad.to(a.dtype)
     da = _ops.grouped_mm(grad, b.mT, offs) if ctx.needs_input_grad[0] else None
     db = _ops.grouped_mm(a.mT, grad, offs) if ctx.needs_input_grad[1] else None
-    return da, db, None, None
+    return da, db, None
 
 
 # syr2k: the output keeps the `uplo` triangle of T = alpha(ABᵀ + BAᵀ) + beta·c and mirrors it, so
@@ -51,10 +51,11 @@ def _fold_grad(g, uplo):
     return folded.tril() if uplo == "L" else folded.triu()
 
 
-def _syr2k_setup(ctx, inputs, output):
+def _syr2k_setup(ctx, inputs, keyword_only_inputs, output):
     a, b, c = inputs[0], inputs[1], inputs[2]
     ctx.groups, ctx.has_c = len(a), len(c) > 0
-    ctx.uplo, ctx.alpha, ctx.beta = inputs[3], inputs[4], inputs[5]
+    ctx.uplo = keyword_only_inputs["uplo"]
+    ctx.alpha, ctx.beta = keyword_only_inputs["alpha"], keyword_only_inputs["beta"]
     ctx.save_for_backward(*a, *b)
 
 
@@ -66,11 +67,11 @@ def _syr2k_backward(ctx, grads):
     both = _ops.gemm(h + h, list(b) + list(a))
     da = [x * ctx.alpha for x in both[: ctx.groups]]
     db = [x * ctx.alpha for x in both[ctx.groups:]]
-    dc = [_fold_grad(gi, ctx.uplo) * ctx.beta for gi in g] if ctx.has_c else None
-    return da, db, dc, None, None, None
+    dc = [_fold_grad(gi, ctx.uplo) * ctx.beta for gi in g] if ctx.has_c else []
+    return da, db, dc
 
 
-def _streamk_setup(ctx, inputs, output):
+def _streamk_setup(ctx, inputs, keyword_only_inputs, output):
     ctx.save_for_backward(inputs[0], inputs[1])
 
 
@@ -78,7 +79,7 @@ def _streamk_backward(ctx, grad):
     a, b = ctx.saved_tensors
     da = _ops.streamk_mm(grad, b.t()) if ctx.needs_input_grad[0] else None
     db = _ops.streamk_mm(a.t(), grad) if ctx.needs_input_grad[1] else None
-    return da, db, None, None, None
+    return da, db
 
 
 def _permute_setup(ctx, inputs, output):

@@ -14,7 +14,10 @@ def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
     them may be 0 (``K_i = 0`` gives zeros). Transposed views are used without a copy. Half inputs
     accumulate in fp32; ``out_dtype=torch.float32`` keeps the fp32 result.
     """
-    return _ops.gemm(list(a), list(b), out_dtype=out_dtype)
+    a, b = list(a), list(b)
+    if not a and not b:  # no groups: nothing to dispatch on, nothing to compute
+        return []
+    return _ops.gemm(a, b, out_dtype=out_dtype)
 
 
 def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = None, *,
@@ -42,8 +45,12 @@ def syr2k(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
     which only the ``uplo`` ('L' or 'U') triangle is read. Only the triangle's tiles are computed;
     the result is the full matrix, exactly symmetric.
     """
-    return _ops.syr2k(list(a), list(b), list(c) if c is not None else [], uplo=uplo,
-                      alpha=alpha, beta=beta)
+    a, b, c = list(a), list(b), list(c) if c is not None else []
+    if not a and not b and not c:  # no groups: nothing to dispatch on, nothing to compute
+        if uplo not in ("L", "U"):
+            raise ValueError(f"syr2k: uplo must be 'L' or 'U', got '{uplo}'")
+        return []
+    return _ops.syr2k(a, b, c, uplo=uplo, alpha=alpha, beta=beta)
 
 
 def streamk_mm(a: torch.Tensor, b: torch.Tensor, *, decomposition: str = "auto", splits: int = 0,

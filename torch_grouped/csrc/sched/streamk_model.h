@@ -26,7 +26,7 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan)
   int64_t iters_per_cta = 0;
   int64_t peers = 0;
   if (plan.sk_tiles > 0) {
-    iters_per_cta += ceil_div(plan.sk_iters(), plan.grid);
+    iters_per_cta += ceil_div(plan.sk_iters(), plan.sk_grid());
     for (int64_t t = 0; t < plan.sk_tiles; ++t) peers = max64(peers, plan.peers(t) + 1);
   } else {
     peers = plan.splits;

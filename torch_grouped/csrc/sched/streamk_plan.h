@@ -18,6 +18,7 @@
 // in a fixed order (by K), so results are deterministic. A Stream-K CTA's range starts at most
 // once in the middle of a tile, so each CTA needs at most one slot: the workspace is sized by the
 // grid, not by the problem. Split-K needs (splits − 1) slots per tile.
+// When there are fewer Stream-K iterations than CTAs, only the first sk_grid() CTAs share them.
 #pragma once
 #include "common.h"
 
@@ -56,15 +57,20 @@ struct StreamKPlan {
 
   TG_HOST_DEVICE int64_t tiles() const { return tiles_m * tiles_n; }
   TG_HOST_DEVICE int64_t sk_iters() const { return sk_tiles * iters_per_tile; }
+  // CTAs that share the Stream-K iterations: never more than there are iterations, so that every
+  // one of them has a non-empty range and the CTAs between a tile's first and last are its peers.
+  TG_HOST_DEVICE int64_t sk_grid() const { return min64(grid, sk_iters()); }
   // First Stream-K iteration of `cta`; ranges differ in length by at most one.
-  TG_HOST_DEVICE int64_t sk_begin(int64_t cta) const { return cta * sk_iters() / grid; }
+  TG_HOST_DEVICE int64_t sk_begin(int64_t cta) const {
+    return cta < sk_grid() ? cta * sk_iters() / sk_grid() : sk_iters();
+  }
   // The CTA whose range holds Stream-K iteration `it` (the inverse of sk_begin).
   TG_HOST_DEVICE int64_t cta_of_sk_iter(int64_t it) const {
-    return ((it + 1) * grid - 1) / sk_iters();
+    return ((it + 1) * sk_grid() - 1) / sk_iters();
   }
   TG_HOST_DEVICE int64_t dp_units() const { return (tiles() - sk_tiles) * splits; }
   TG_HOST_DEVICE int64_t workspace_slots() const {
-    return sk_tiles > 0 ? grid : tiles() * (splits - 1);
+    return sk_tiles > 0 ? sk_grid() : tiles() * (splits - 1);
   }
 
   TG_HOST_DEVICE StreamKCursor begin(int64_t cta) const {

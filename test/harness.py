@@ -1,0 +1,57 @@
+"""The checks every op runs over its shared samples."""
+import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from reference import TOLERANCE, rel_error
+
+
+def _differentiable_leaves(args):
+    leaves, spec = tree_flatten(args)
+    idx = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor) and x.requires_grad]
+    return leaves, spec, idx
+
+
+def check_gradcheck(op, sample):
+    """torch.autograd.gradcheck of `op(*args, **kwargs)` over every tensor that requires grad
+    (fast mode: random projections of the Jacobian, so samples of any size stay cheap)."""
+    leaves, spec, idx = _differentiable_leaves(sample.args)
+    if not idx:
+        return
+
+    def fn(*xs):
+        new = list(leaves)
+        for i, x in zip(idx, xs):
+            new[i] = x
+        out = op(*tree_unflatten(new, spec), **sample.kwargs)
+        return tuple(out) if isinstance(out, (list, tuple)) else out
+
+    assert torch.autograd.gradcheck(fn, [leaves[i] for i in idx], eps=1e-6, atol=1e-5, rtol=1e-4,
+                                    fast_mode=True)
+
+
+def check_gradients_match(op, ref_op, sample, dtype):
+    """Gradients of our op against the reference's (PyTorch autograd) for the same cotangents."""
+    leaves, spec, idx = _differentiable_leaves(sample.args)
+    if not idx:
+        return
+    out = op(*sample.args, **sample.kwargs)
+    ref = ref_op(*sample.args, **sample.kwargs)
+    outs, _ = tree_flatten(out)
+    refs, _ = tree_flatten(ref)
+    cots = [torch.randn_like(o, dtype=torch.float64) for o in refs]
+    inputs = [leaves[i] for i in idx]
+    ours = torch.autograd.grad([o.double() for o in outs], inputs, cots, allow_unused=True)
+    theirs = torch.autograd.grad(refs, inputs, cots, allow_unused=True)
+    for i, (g, r) in enumerate(zip(ours, theirs)):
+        if r is None:
+            continue
+        g = torch.zeros_like(r) if g is None else g
+        err = rel_error(g, r)
+        assert err <= 4 * TOLERANCE[dtype], f"grad of input {i}: relative error {err:.3g}"
+
+
+def check_opcheck(opoverload, sample):
+    leaves, _ = tree_flatten(sample.args)
+    if not any(isinstance(x, torch.Tensor) for x in leaves):
+        return  # the dispatcher needs a tensor; the Python API answers this case (see ops.py)
+    torch.library.opcheck(opoverload, sample.args, sample.kwargs)

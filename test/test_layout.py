@@ -1,0 +1,81 @@
+import itertools
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+import reference
+import torch_grouped as tg
+
+ALL_DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
+              torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
+
+
+def _random(shape, dtype, device):
+    x = torch.randn(shape, device=device) * 50
+    return x > 0 if dtype == torch.bool else x.to(dtype)
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+def test_every_permutation_of_small_ranks(rank, device):
+    x = _random([3, 5, 1, 7][:rank], torch.float16, device)
+    for perm in itertools.permutations(range(rank)):
+        assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous()), perm
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 7), min_size=1, max_size=6), data=st.data(),
+       dtype=st.sampled_from(ALL_DTYPES), step=st.integers(1, 2), offset=st.integers(0, 1))
+def test_property_random_permutations(shape, data, dtype, step, offset):
+    perm = data.draw(st.permutations(range(len(shape))))
+    # a strided view with a storage offset: every other element of a larger tensor, shifted
+    base = _random([s * step + offset for s in shape], dtype, "cpu")
+    x = base[tuple(slice(offset, None, step) for _ in shape)]
+    assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 3), c=st.integers(1, 20), h=st.integers(1, 5), w=st.integers(1, 5),
+       f=st.sampled_from([2, 3, 4, 8, 16]), g=st.sampled_from([2, 4, 8]),
+       dtype=st.sampled_from([torch.float32, torch.int8, torch.float16]))
+def test_property_split_layouts(n, c, h, w, f, g, dtype):
+    x = _random([n, c, h, w], dtype, "cpu")
+    packed = tg.layout_transform(x, "NCHW", f"NCHW{f}c")
+    assert torch.equal(packed, reference.layout_transform(x, "NCHW", f"NCHW{f}c"))
+    repacked = tg.layout_transform(packed, f"NCHW{f}c", f"NHWC{g}c")
+    assert torch.equal(repacked, reference.layout_transform(packed, f"NCHW{f}c", f"NHWC{g}c"))
+    assert torch.equal(tg.layout_transform(packed, f"NCHW{f}c", "NCHW")[:, :c], x)
+
+
+@pytest.mark.parametrize("dims, match", [
+    ([0, 1], r"dims has 2 entries; expected one per dimension of x = 3"),
+    ([0, 0, 1], r"dims\[1\] = 0 repeats a dimension"),
+    ([0, 1, 3], r"dims\[2\] = 3 is out of range for a 3-D tensor"),
+    ([0, 1, -4], r"dims\[2\] = -4 is out of range"),
+])
+def test_permute_bad_dims(dims, match):
+    with pytest.raises(ValueError, match=match):
+        tg.permute_copy(torch.randn(2, 3, 4), dims)
+
+
+def test_permute_rank_above_eight():
+    with pytest.raises(ValueError, match=r"x has 9 dimensions; at most 8 are supported"):
+        tg.permute_copy(torch.randn([1] * 9), list(range(9)))
+
+
+@pytest.mark.parametrize("shape, src, dst, error, match", [
+    ((2, 3, 4, 5), "", "NCHW", ValueError, r"src_layout is empty"),
+    ((2, 3, 4, 5), "NCHW", "NCHW4", ValueError, r"dst_layout 'NCHW4' has a split size without its lower-case axis"),
+    ((2, 3, 4, 5), "NCHW", "NCHW4x", ValueError, r"has the sub-axis x but not its axis X"),
+    ((2, 3, 4, 5), "NCHC", "NCHW", ValueError, r"src_layout 'NCHC' names axis C twice"),
+    ((2, 3, 4, 5), "NCH", "NCH", ValueError, r"x has 4 dimensions but src_layout 'NCH' has 3 axes"),
+    ((2, 3, 4, 5, 3), "NCHW4c", "NCHW", RuntimeError, r"x.size\(4\) = 3 but src_layout 'NCHW4c' splits C by 4"),
+    ((2, 3, 4, 5), "NCHW", "NHW", ValueError, r"dst_layout 'NHW' lacks axis C"),
+    ((2, 3, 4, 5), "NCHW", "NCHWD", ValueError, r"dst_layout 'NCHWD' has axis D which src_layout 'NCHW' lacks"),
+    ((2, 3, 4, 5), "NCHW", "NCHW0c", ValueError, r"splits an axis by 0"),
+    ((2, 3, 4, 5), "NCHW", "NCHW4c2c", ValueError, r"splits axis C twice"),
+    ((2, 3, 4, 5), "NC-W", "NCHW", ValueError, r"src_layout 'NC-W' has '-' at position 2"),
+])
+def test_layout_bad_strings(shape, src, dst, error, match):
+    with pytest.raises(error, match=match):
+        tg.layout_transform(torch.randn(shape), src, dst)

@@ -1,0 +1,67 @@
+"""The shared checks of every op over its samples: correctness against a float64 reference (or
+bit-exactness for the layout ops), gradcheck on CPU, gradients against PyTorch's, opcheck."""
+import pytest
+import torch
+from torch.utils._pytree import tree_flatten
+
+import reference
+from harness import check_gradcheck, check_gradients_match, check_opcheck
+from op_table import OPS
+
+EXACT_OPS = {"permute_copy", "layout_transform"}
+
+
+def _sample_dtype_cases():
+    for op in OPS:
+        for dtype in op.dtypes:
+            yield pytest.param(op, dtype, id=f"{op.name}-{str(dtype)[6:]}")
+
+
+def _make(op, dtype, device, requires_grad=False):
+    if dtype.is_floating_point or dtype.is_complex:
+        return op.samples(dtype, device, requires_grad)
+    # integer and bool inputs for the layout ops: random values of that dtype
+    def convert(x):
+        if isinstance(x, torch.Tensor) and x.is_floating_point():
+            return (x * 40).to(dtype) if dtype != torch.bool else x > 0
+        return x
+    return [type(s)(s.name, tuple(tree_map_list(convert, a) for a in s.args), s.kwargs)
+            for s in op.samples(torch.float32, device)]
+
+
+def tree_map_list(fn, x):
+    return [fn(v) for v in x] if isinstance(x, list) else fn(x)
+
+
+@pytest.mark.parametrize("op, dtype", list(_sample_dtype_cases()))
+def test_matches_reference(op, dtype, device):
+    for s in _make(op, dtype, device):
+        out = op.api(*s.args, **s.kwargs)
+        ref = op.ref(*s.args, **s.kwargs)
+        outs, refs = tree_flatten(out)[0], tree_flatten(ref)[0]
+        assert len(outs) == len(refs), s
+        for o, r in zip(outs, refs):
+            assert o.is_contiguous() and o.device.type == device, s
+            if op.name in EXACT_OPS:
+                assert o.dtype == r.dtype and o.shape == r.shape and torch.equal(o.cpu(), r.cpu()), s
+            else:
+                assert o.dtype == s.kwargs.get("out_dtype", dtype), s
+                reference.assert_close(o, r, dtype)
+
+
+@pytest.mark.parametrize("op", OPS, ids=str)
+def test_gradcheck(op):
+    for s in op.samples(torch.float64, "cpu", requires_grad=True):
+        check_gradcheck(op.api, s)
+
+
+@pytest.mark.parametrize("op", OPS, ids=str)
+def test_gradients_match_pytorch(op, device):
+    for s in op.samples(torch.float32, device, requires_grad=True):
+        check_gradients_match(op.api, op.ref, s, torch.float32)
+
+
+@pytest.mark.parametrize("op", OPS, ids=str)
+def test_opcheck(op, device):
+    for s in op.samples(torch.float32, device, requires_grad=True):
+        check_opcheck(op.overload, s)

@@ -1,0 +1,175 @@
+"""The scheduler index math of csrc/sched/, enumerated through private ops and checked for the
+invariants the kernels rely on."""
+import collections
+import math
+import random
+
+import expecttest
+import pytest
+import torch
+
+sched = torch.ops.grouped
+
+
+def _tiles(m, n, tm, tn):
+    return {(i, j) for i in range(math.ceil(m / tm)) for j in range(math.ceil(n / tn))}
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("mode", ["device", "host"])
+def test_grouped_visits_every_tile_once(seed, mode):
+    rng = random.Random(seed)
+    groups = rng.randint(0, 40)
+    m = [rng.choice([0, rng.randint(1, 700)]) for _ in range(groups)]
+    n = [rng.randint(0, 500) for _ in range(groups)]
+    k = [rng.randint(0, 4096) for _ in range(groups)]
+    tm, tn = rng.choice([(128, 128), (128, 256), (64, 128), (256, 64)])
+    grid = rng.randint(1, 140)
+    sort = rng.random() < 0.5
+    rows = sched._schedule_grouped(m, n, k, tm, tn, grid, mode, sort).tolist()
+    seen = collections.Counter((g, i, j) for _, _, g, i, j, _ in rows)
+    expected = {(g, i, j) for g in range(groups) for i, j in _tiles(m[g], n[g], tm, tn)}
+    assert set(seen) == expected and all(v == 1 for v in seen.values())
+    # CTA b visits linear tiles b, b + grid, ...: the steps of each CTA are 0, 1, 2, ...
+    per_cta = collections.defaultdict(list)
+    for cta, step, *_ in rows:
+        per_cta[cta].append(step)
+    assert all(steps == list(range(len(steps))) for steps in per_cta.values())
+    counts = [len(v) for v in per_cta.values()]
+    assert not counts or max(counts) - min(counts) <= 1 or len(per_cta) < grid
+
+
+def test_grouped_modes_agree():
+    args = ([1152, 1152, 768, 768], [768, 768, 1152, 1152], [128, 1024, 128, 1024], 128, 128, 108)
+    for sort in (False, True):
+        dev = sched._schedule_grouped(*args, "device", sort)
+        host = sched._schedule_grouped(*args, "host", sort)
+        assert torch.equal(dev, host)
+
+
+def test_sorting_by_k_balances_seed_example():
+    """Seed 000's example: 4 problems of 54 tiles on 108 CTAs. Unsorted, CTAs 54-107 get both
+    K = 1024 tiles; sorted, every CTA gets one K = 1024 tile and one K = 128 tile."""
+    m, n, k = [1152, 1152, 768, 768], [768, 768, 1152, 1152], [128, 1024, 128, 1024]
+
+    def work_per_cta(sort):
+        rows = sched._schedule_grouped(m, n, k, 128, 128, 108, "host", sort).tolist()
+        work = collections.Counter()
+        for cta, _, g, *_ in rows:
+            work[cta] += k[g]
+        return work
+
+    assert max(work_per_cta(False).values()) == 2048
+    assert set(work_per_cta(True).values()) == {1152}
+
+
+def _meets_triangle(i, j, tm, tn, uplo):
+    return (i + 1) * tm - 1 >= j * tn if uplo == "L" else i * tm <= (j + 1) * tn - 1
+
+
+@pytest.mark.parametrize("tm, tn", [(64, 64), (128, 64), (64, 128), (128, 32), (32, 128), (256, 64)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_rank2k_walk_is_a_bijection_onto_the_triangle(tm, tn, uplo):
+    sizes = [0, 1, 31, 64, 65, 127, 128, 130, 132, 255, 257, 500, 1024, 1000]
+    rows = sched._schedule_rank2k(sizes, tm, tn, 37, uplo).tolist()
+    valid = collections.Counter((g, i, j) for _, _, g, i, j, v in rows if v)
+    expected = {(g, i, j) for g, s in enumerate(sizes) for i, j in _tiles(s, s, tm, tn)
+                if _meets_triangle(i, j, tm, tn, uplo)}
+    assert set(valid) == expected and all(v == 1 for v in valid.values())
+    # padding slots are few: at most (ratio - 1) per macro row of the grid
+    r = max(tm, tn) // min(tm, tn)
+    padding = sum(1 for *_, v in rows if not v)
+    assert padding <= sum((r - 1) * math.ceil(s / max(tm, tn)) for s in sizes)
+
+
+def test_rank2k_upper_is_lower_transposed_for_square_tiles():
+    low = sched._schedule_rank2k([300, 77], 64, 64, 5, "L")
+    up = sched._schedule_rank2k([300, 77], 64, 64, 5, "U")
+    assert torch.equal(low[:, [0, 1, 2, 4, 3, 5]], up)
+
+
+def _check_streamk(rows, tiles, iters):
+    by_tile = collections.defaultdict(list)
+    for cta, tile, k0, k1, fin, slot, peers, first_slot, ipt, slots, _ in rows:
+        assert ipt == iters
+        by_tile[tile].append((k0, k1, fin, slot, peers, first_slot, cta))
+    assert set(by_tile) == set(range(tiles))
+    for tile, segs in by_tile.items():
+        segs.sort()
+        assert segs[0][0] == 0 and segs[-1][1] == iters, (tile, segs)  # the ranges partition K ...
+        assert all(a[1] == b[0] for a, b in zip(segs, segs[1:])), (tile, segs)
+        assert all(s[0] < s[1] for s in segs) or iters == 0  # ... with no empty segment
+        assert [s[2] for s in segs] == [1] + [0] * (len(segs) - 1)  # one finisher: the k = 0 one
+        peer_slots = [s[3] for s in segs[1:]]
+        assert segs[0][4] == len(peer_slots)
+        assert peer_slots == list(range(segs[0][5], segs[0][5] + len(peer_slots)))
+    slots = [r[5] for r in rows if not r[4]]
+    assert len(slots) == len(set(slots)) and all(0 <= s < rows[0][9] for s in slots)
+
+
+@pytest.mark.parametrize("decomposition", ["data_parallel", "split_k", "stream_k", "dp_one_tile_sk",
+                                           "two_tile_sk_dp", "auto"])
+@pytest.mark.parametrize("m, n, k, grid", [
+    (1024, 1024, 16384, 132),   # tiles < CTAs
+    (8192, 8192, 1024, 132),    # tiles >> CTAs
+    (1000, 3000, 64, 132),      # one iteration per tile
+    (130, 250, 1000, 7),        # m, n not multiples of the tile
+    (128, 128, 128, 132),       # fewer iterations than CTAs
+    (300, 300, 0, 10),          # K = 0
+])
+def test_streamk_ranges_partition_the_work(decomposition, m, n, k, grid):
+    tiles = math.ceil(m / 128) * math.ceil(n / 128)
+    iters = math.ceil(k / 64)
+    rows = sched._schedule_streamk(m, n, k, 128, 128, 64, decomposition, 3, grid).tolist()
+    _check_streamk(rows, tiles, iters)
+
+
+@pytest.mark.parametrize("m, n, k, grid", [(1024, 1024, 16384, 132), (130, 250, 1000, 7), (384, 384, 128, 132)])
+def test_stream_k_balance_within_one_iteration(m, n, k, grid):
+    rows = sched._schedule_streamk(m, n, k, 128, 128, 64, "stream_k", 1, grid).tolist()
+    work = collections.Counter()
+    for cta, _, k0, k1, *_ in rows:
+        work[cta] += k1 - k0
+    assert max(work.values()) - min(work.values()) <= 1
+
+
+@pytest.mark.parametrize("decomposition, tiles, grid, sk_tiles", [
+    ("dp_one_tile_sk", 300, 132, 300 % 132), ("two_tile_sk_dp", 300, 132, 132 + 300 % 132),
+    ("two_tile_sk_dp", 264, 132, 0), ("dp_one_tile_sk", 100, 132, 100), ("two_tile_sk_dp", 100, 132, 100),
+])
+def test_hybrids_share_the_right_tiles(decomposition, tiles, grid, sk_tiles):
+    """The first sk_tiles tiles are spread Stream-K style (balanced within one iteration over the
+    CTAs); the rest are whole tiles dealt round-robin, data-parallel."""
+    rows = sched._schedule_streamk(128 * tiles, 128, 640, 128, 128, 64, decomposition, 1, grid).tolist()
+    sk_work = collections.Counter()
+    for cta, tile, k0, k1, *_ in rows:
+        if tile < sk_tiles:
+            sk_work[cta] += k1 - k0
+        else:
+            assert (k0, k1) == (0, 10) and cta == (tile - sk_tiles) % grid, (cta, tile, k0, k1)
+    if sk_tiles:
+        assert sum(sk_work.values()) == sk_tiles * 10
+        assert len(sk_work) == min(grid, sk_tiles * 10) and max(sk_work.values()) - min(sk_work.values()) <= 1
+
+
+class TestScheduleDumps(expecttest.TestCase):
+    def test_rank2k_seed_example_3x3_lower(self):
+        rows = sched._schedule_rank2k([192], 64, 64, 1, "L").tolist()
+        self.assertExpectedInline(str([(i, j) for *_, i, j, _ in rows]),
+                                  """[(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]""")
+
+    def test_rank2k_macro_tiles_64x32_on_128(self):
+        rows = sched._schedule_rank2k([128], 64, 32, 1, "L").tolist()
+        self.assertExpectedInline(str([(i, j) for *_, i, j, _ in rows]),
+                                  """[(0, 0), (0, 1), (1, 0), (1, 1), (1, 2), (1, 3)]""")
+
+    def test_rank2k_padding_132_with_64x32(self):
+        """Seed 000: a 3x5 grid padded to 3x6; the slot (2, 5) is padding."""
+        rows = sched._schedule_rank2k([132], 64, 32, 1, "L").tolist()
+        self.assertExpectedInline(str([(i, j, v) for *_, i, j, v in rows]), """\
+[(0, 0, 1), (0, 1, 1), (1, 0, 1), (1, 1, 1), (1, 2, 1), (1, 3, 1), (2, 0, 1), (2, 1, 1), (2, 2, 1), (2, 3, 1), (2, 4, 1), (2, 5, 0)]""")
+
+    def test_stream_k_one_tile_three_ctas(self):
+        rows = sched._schedule_streamk(128, 128, 640, 128, 128, 64, "stream_k", 1, 3).tolist()
+        self.assertExpectedInline(str([tuple(r[:6]) for r in rows]),
+                                  """[(0, 0, 0, 3, 1, -1), (1, 0, 3, 6, 0, 1), (2, 0, 6, 10, 0, 2)]""")

@@ -1,0 +1,47 @@
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+import reference
+import torch_grouped as tg
+
+DECOMPOSITIONS = ["auto", "data_parallel", "split_k", "stream_k", "dp_one_tile_sk", "two_tile_sk_dp"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(0, 200), n=st.integers(0, 200), k=st.integers(0, 400),
+       decomposition=st.sampled_from(DECOMPOSITIONS), grid=st.integers(0, 13), splits=st.integers(0, 6))
+def test_property_every_decomposition(m, n, k, decomposition, grid, splits):
+    a, b = torch.randn(m, k, dtype=torch.float64), torch.randn(k, n, dtype=torch.float64)
+    out = tg.streamk_mm(a, b, decomposition=decomposition, grid=grid, splits=splits)
+    reference.assert_close(out, a @ b, torch.float64)
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+def test_bitwise_repeatable(decomposition, device):
+    a = torch.randn(300, 700, device=device)
+    b = torch.randn(700, 200, device=device)
+    first = tg.streamk_mm(a, b, decomposition=decomposition)
+    for _ in range(3):
+        assert torch.equal(tg.streamk_mm(a, b, decomposition=decomposition), first)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"decomposition": "magic"}, ValueError, r"decomposition must be one of auto, .*; got 'magic'"),
+    ({"splits": -1}, ValueError, r"splits must be >= 0"),
+    ({"grid": -2}, ValueError, r"grid must be >= 0"),
+])
+def test_bad_options(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        tg.streamk_mm(torch.randn(4, 5), torch.randn(5, 6), **kwargs)
+
+
+@pytest.mark.parametrize("a, b, match", [
+    (torch.randn(4, 5), torch.randn(6, 7), r"b.size\(0\) must equal a.size\(1\) = 5"),
+    (torch.randn(4, 5, 1), torch.randn(5, 7), r"a must be 2-D \[M, K\]"),
+    (torch.randn(4, 5), torch.randn(5, 7, dtype=torch.float16), r"b has dtype Half but a has Float"),
+    (torch.ones(4, 5, dtype=torch.int8), torch.ones(5, 7, dtype=torch.int8), r"a has dtype Char; expected one of"),
+])
+def test_bad_inputs(a, b, match):
+    with pytest.raises(RuntimeError, match=match):
+        tg.streamk_mm(a, b)

@@ -1,0 +1,66 @@
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+import reference
+import torch_grouped as tg
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_output_is_exactly_symmetric(dtype, uplo, device):
+    a = [torch.randn(n, 11, dtype=dtype, device=device) for n in (1, 64, 97, 200)]
+    b = [torch.randn_like(x) for x in a]
+    c = [torch.randn(x.shape[0], x.shape[0], dtype=dtype, device=device) for x in a]
+    for out in tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0):
+        assert torch.equal(out, out.T)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_reads_only_the_uplo_triangle_of_c(uplo, device):
+    a, b = torch.randn(70, 5, device=device), torch.randn(70, 5, device=device)
+    c = torch.randn(70, 70, device=device)
+    poisoned = c.clone()
+    other = torch.ones(70, 70, dtype=torch.bool, device=device).triu(1)
+    poisoned[other if uplo == "L" else other.T] = float("nan")
+    clean = tg.syr2k([a], [b], [c], uplo=uplo, beta=1.0)[0]
+    dirty = tg.syr2k([a], [b], [poisoned], uplo=uplo, beta=1.0)[0]
+    assert not dirty.isnan().any() and torch.equal(clean, dirty)
+
+
+def test_beta_zero_ignores_c():
+    a, b = torch.randn(20, 3), torch.randn(20, 3)
+    c = torch.full((20, 20), float("nan"))
+    assert not tg.syr2k([a], [b], [c], beta=0.0)[0].isnan().any()
+
+
+@settings(max_examples=20, deadline=None)
+@given(sizes=st.lists(st.tuples(st.integers(0, 150), st.integers(0, 20)), min_size=1, max_size=4),
+       uplo=st.sampled_from(["L", "U"]), alpha=st.floats(-2, 2), beta=st.floats(-2, 2),
+       with_c=st.booleans())
+def test_property_random_groups(sizes, uplo, alpha, beta, with_c):
+    a = [torch.randn(n, k, dtype=torch.float64) for n, k in sizes]
+    b = [torch.randn(n, k, dtype=torch.float64) for n, k in sizes]
+    c = [torch.randn(n, n, dtype=torch.float64) for n, _ in sizes] if with_c else []
+    out = tg.syr2k(a, b, c, uplo=uplo, alpha=alpha, beta=beta)
+    for o, r in zip(out, reference.syr2k(a, b, c, uplo, alpha, beta)):
+        reference.assert_close(o, r, torch.float64)
+
+
+@pytest.mark.parametrize("a, b, c, kwargs, error, match", [
+    ([torch.randn(4, 2)], [torch.randn(4, 2)], [], {"uplo": "X"}, ValueError, r"uplo must be 'L' or 'U', got 'X'"),
+    ([torch.randn(4, 2)], [torch.randn(4, 3)], [], {}, RuntimeError, r"group 0: b\[0\] is \[4, 3\]; expected the shape"),
+    ([torch.randn(4, 2)], [torch.randn(4, 2)], [torch.randn(4, 5)], {}, RuntimeError,
+     r"group 0: c\[0\] is \[4, 5\]; expected \[4, 4\]"),
+    ([torch.randn(4, 2)], [torch.randn(4, 2)], [torch.randn(4, 4)] * 2, {}, ValueError,
+     r"c has 2 tensors; expected none or one per group = 1"),
+    ([torch.randn(4, 2)], [], [], {}, ValueError, r"a has 1 tensors but b has 0"),
+    ([torch.randn(4)], [torch.randn(4)], [], {}, RuntimeError, r"a\[0\] must be 2-D \[N, K\]"),
+    ([torch.ones(4, 2, dtype=torch.int64)], [torch.ones(4, 2, dtype=torch.int64)], [], {}, RuntimeError,
+     r"a\[0\] has dtype Long; expected one of"),
+    ([torch.randn(4, 2)], [torch.randn(4, 2)], [torch.randn(4, 4, dtype=torch.float64)], {}, RuntimeError,
+     r"c\[0\] has dtype Double but a\[0\] has Float"),
+])
+def test_bad_inputs(a, b, c, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        tg.syr2k(a, b, c, **kwargs)
