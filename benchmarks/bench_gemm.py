@@ -1,0 +1,39 @@
+"""gemm (list API) against a Python loop of mm."""
+import random
+
+import torch
+
+import torch_grouped as tg
+from common import Case, on_gpu
+
+SEED_EXAMPLE = [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)]
+
+
+def _ragged(count, seed):
+    rng = random.Random(seed)
+    return [(rng.randint(64, 2048), rng.choice([1024, 2048, 4096]), rng.choice([1024, 2048, 4096]))
+            for _ in range(count)]
+
+
+GPU_CASES = [
+    ("64x_128x1024x1024", [(128, 1024, 1024)] * 64, torch.bfloat16),
+    ("128x_64x512x512", [(64, 512, 512)] * 128, torch.bfloat16),
+    ("seed000_example_fp16", SEED_EXAMPLE, torch.float16),
+    ("8x_4096x4096x4096", [(4096, 4096, 4096)] * 8, torch.bfloat16),
+    ("32x_ragged_random", _ragged(32, 0), torch.bfloat16),
+]
+CPU_CASES = [
+    ("cpu_16x_32x64x64", [(32, 64, 64)] * 16, torch.float32),
+    ("cpu_seed000_example_div8", [(m // 8, n // 8, k // 8) for m, n, k in SEED_EXAMPLE], torch.float32),
+]
+TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 2e-3}
+
+
+def cases(device):
+    for name, shapes, dtype in (GPU_CASES if on_gpu(device) else CPU_CASES):
+        a = [torch.randn(m, k, device=device, dtype=dtype) for m, _, k in shapes]
+        b = [torch.randn(k, n, device=device, dtype=dtype) for _, n, k in shapes]
+        flops = sum(2.0 * m * n * k for m, n, k in shapes)
+        yield Case("gemm", name, dtype, lambda a=a, b=b: tg.gemm(a, b),
+                   {"loop of mm": lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)]},
+                   flops, "mm", TOL[dtype])

@@ -1,0 +1,113 @@
+"""What every benchmark script shares: the case record, timing, the measured ceilings."""
+import dataclasses
+import statistics
+import time
+from typing import Any, Callable, Dict, Optional
+
+import torch
+
+
+@dataclasses.dataclass
+class Case:
+    op: str
+    name: str
+    dtype: torch.dtype
+    ours: Callable[[], Any]
+    peers: Dict[str, Callable[[], Any]]  # the first one is the headline peer
+    work: float          # FLOPs (ceiling "mm") or bytes read + written (ceiling "copy")
+    ceiling: str         # "mm" or "copy"
+    tol: float           # allowed ‖ours − peer‖ / ‖peer‖
+    exact: bool = False  # layout ops must match bit for bit
+
+
+def on_gpu(device) -> bool:
+    return torch.device(device).type == "cuda"
+
+
+def time_ms(fn: Callable[[], Any], device) -> float:
+    """Median time of one call in milliseconds: CUDA events through triton's do_bench on the GPU
+    (it flushes L2 between calls), perf_counter on the CPU."""
+    if on_gpu(device):
+        from triton.testing import do_bench
+
+        return float(do_bench(fn, warmup=25, rep=100, return_mode="median"))
+    fn()
+    samples, start = [], time.perf_counter()
+    while len(samples) < 5 or (time.perf_counter() - start < 0.2 and len(samples) < 50):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+def rel_error(out, ref) -> float:
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    refs = ref if isinstance(ref, (list, tuple)) else [ref]
+    num = sum((o.double() - r.double()).norm().item() ** 2 for o, r in zip(outs, refs)) ** 0.5
+    den = sum(r.double().norm().item() ** 2 for r in refs) ** 0.5
+    return num / den if den > 0 else num
+
+
+def exactly_equal(out, ref) -> bool:
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    refs = ref if isinstance(ref, (list, tuple)) else [ref]
+    return all(o.shape == r.shape and torch.equal(o, r) for o, r in zip(outs, refs))
+
+
+_CEILINGS: Dict[str, Dict[str, float]] = {}
+
+
+def ceilings(device) -> Dict[str, float]:
+    """The measured limits of this device, once per run: copy bandwidth (bytes read + written per
+    second) and dense matmul rate (FLOP/s; bf16 8192³ on the GPU, fp32 on the CPU)."""
+    key = str(device)
+    if key not in _CEILINGS:
+        gpu = on_gpu(device)
+        n = (1 << 28) if gpu else (1 << 24)
+        src = torch.randn(n // 4, device=device)
+        dst = torch.empty_like(src)
+        copy_ms = time_ms(lambda: dst.copy_(src), device)
+        size = 8192 if gpu else 1024
+        dtype = torch.bfloat16 if gpu else torch.float32
+        a = torch.randn(size, size, device=device, dtype=dtype)
+        b = torch.randn(size, size, device=device, dtype=dtype)
+        mm_ms = time_ms(lambda: torch.mm(a, b), device)
+        _CEILINGS[key] = {"copy": 2 * n / (copy_ms * 1e-3), "mm": 2 * size**3 / (mm_ms * 1e-3),
+                          "mm_dtype": str(dtype)}
+    return _CEILINGS[key]
+
+
+def rate_text(case: Case, ms: float) -> str:
+    rate = case.work / (ms * 1e-3)
+    return f"{rate / 1e12:.1f} TFLOP/s" if case.ceiling == "mm" else f"{rate / 1e9:.0f} GB/s"
+
+
+def run_case(case: Case, device) -> Dict[str, Any]:
+    out = case.ours()
+    headline = next(iter(case.peers))
+    ref = case.peers[headline]()
+    if case.exact:
+        ok, err = exactly_equal(out, ref), 0.0
+    else:
+        err = rel_error(out, ref)
+        ok = err <= case.tol
+    ours_ms = time_ms(case.ours, device)
+    peers_ms = {name: time_ms(fn, device) for name, fn in case.peers.items()}
+    limit = ceilings(device)[case.ceiling]
+    return {
+        "op": case.op, "case": case.name, "dtype": str(case.dtype).replace("torch.", ""),
+        "ok": ok, "rel_error": err, "ours_ms": ours_ms, "peers_ms": peers_ms, "headline_peer": headline,
+        "ratio": peers_ms[headline] / ours_ms,
+        "ratios": {name: ms / ours_ms for name, ms in peers_ms.items()},
+        "rate": case.work / (ours_ms * 1e-3), "unit": "FLOP/s" if case.ceiling == "mm" else "B/s",
+        "fraction_of_limit": case.work / (ours_ms * 1e-3) / limit,
+        "rate_text": rate_text(case, ours_ms),
+    }
+
+
+def make_device(requested: Optional[str]) -> str:
+    if requested:
+        return requested
+    import torch_grouped
+
+    return "cuda" if torch.cuda.is_available() and torch_grouped.has_cuda_kernels() else "cpu"
