@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One call on a GPU machine (no network): install the build dependencies from the wheels in .whl/,
+# build with MAX_JOBS=16 (or reuse the .so carried in .device/ when the sources are unchanged),
+# read the SASS, run the tests (GPU ones included), compute-sanitizer on the GPU kernels' tests,
+# and the benchmarks. Everything lands in $OUT (default ./gpu_out):
+#   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
+#   _C.abi3.so, build.sha                 the build, to carry back in .device/ next time
+# Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default "cuda and (layout or permute)"),
+#              SKIP_TESTS=1, SKIP_BENCH=1.
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu_out}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/gpu_check.log") 2>&1
+export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16}
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+step "machine"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
+
+step "dependencies from .whl"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+
+step "build"
+sha=$(cat setup.py $(find torch_grouped/csrc -type f | sort) | sha256sum | cut -c1-16)
+if [ -f .device/_C.abi3.so ] && [ "$(cat .device/build.sha 2>/dev/null)" = "$sha" ]; then
+  echo "sources unchanged ($sha): reusing the carried build"
+  cp .device/_C.abi3.so torch_grouped/
+else
+  t0=$(date +%s)
+  TORCH_GROUPED_CUDA=1 python3 setup.py build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  echo "built in $(( $(date +%s) - t0 )) s with MAX_JOBS=$MAX_JOBS"
+  grep -E "warning|registers|spill" "$OUT/build.log" | grep -v "Py_LIMITED" | head -40
+fi
+cp torch_grouped/_C.abi3.so "$OUT/" && echo "$sha" > "$OUT/build.sha"
+
+step "SASS: matrix instructions per kernel"
+cuobjdump --dump-sass torch_grouped/_C.abi3.so 2>/dev/null | awk '/Function :/{f=$3} /HGMMA/{h[f]++} /LDG.E.128|STG.E.128/{v[f]++} END{for(k in h) print "HGMMA", h[k], k; for(k in v) print "16-byte LDG/STG", v[k], k}' | sort | head -40
+
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  step "tests"
+  python3 -m pytest test -q --maxfail=20 -p no:cacheprovider 2>&1 | tail -40
+  step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-cuda and (layout or permute)}'"
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+      python3 -m pytest test -q -x -p no:cacheprovider -k "${SANITIZE:-cuda and (layout or permute)}" 2>&1 | tail -6
+    echo "$tool exit code: ${PIPESTATUS[0]}"
+  done
+fi
+
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  step "benchmarks"
+  python3 benchmarks/run.py --device cuda --ops "${BENCH_OPS:-grouped_mm,gemm,syr2k,streamk_mm,layout}" --out /tmp/bench 2>&1 | grep -v "it/s\]$"
+  cp /tmp/bench/results.json "$OUT/" && tar -C /tmp/bench -cf "$OUT/plots.tar" $(cd /tmp/bench && ls *.png)
+fi
+step "done"
