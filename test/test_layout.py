@@ -79,3 +79,49 @@ def test_permute_rank_above_eight():
 def test_layout_bad_strings(shape, src, dst, error, match):
     with pytest.raises(error, match=match):
         tg.layout_transform(torch.randn(shape), src, dst)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_huge_int8_above_2_to_the_31_elements():
+    """64-bit indexing: a transpose and a 3-D permutation of a 2.15e9-element int8 tensor."""
+    x = torch.randint(-128, 127, (65537, 32771), dtype=torch.int8, device="cuda")
+    assert x.numel() > 2**31
+    out = tg.permute_copy(x, [1, 0])
+    assert torch.equal(out, x.T.contiguous())
+    del out
+    y = x.view(65537, 1, 32771).expand(65537, 1, 32771)
+    out = tg.permute_copy(y, [2, 1, 0])
+    assert out.shape == (32771, 1, 65537) and torch.equal(out[:, 0, :7], x[:7].T) and torch.equal(out[-3:, 0, -5:], x[-5:, -3:].T)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.int8, torch.float64, torch.complex128])
+def test_gpu_kernel_paths_bit_exact(dtype):
+    """Shapes that take every kernel path: row copies, 2-D and 3-D tiles (tiny axes), misaligned
+    and strided views (scalar and gather paths), broadcast (stride-0) inputs."""
+    cases = [((1, 384, 512, 128), (0, 3, 1, 2)), ((3, 1024, 7), (2, 1, 0)), ((2, 72, 48, 96), (0, 3, 1, 2)),
+             ((1024, 2, 32, 8), (3, 2, 0, 1)), ((32, 64, 256), (1, 0, 2)), ((5, 7, 11, 13), (1, 3, 0, 2)),
+             ((4, 8, 16, 3), (3, 0, 2, 1)), ((257, 129), (1, 0)), ((6, 5, 4, 3, 2, 3, 2, 2), (7, 5, 3, 1, 6, 4, 2, 0))]
+    for shape, perm in cases:
+        base = _random([s + 1 for s in shape], dtype, "cuda")
+        for x in (_random(shape, dtype, "cuda"),                       # contiguous
+                  base[tuple(slice(1, None) for _ in shape)],            # offset view: misaligned
+                  base[tuple(slice(0, s) for s in shape)]):              # strided view
+            assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous()), (shape, perm)
+    x = _random((64, 1, 96), dtype, "cuda").expand(64, 80, 96)
+    assert torch.equal(tg.permute_copy(x, (2, 0, 1)), x.permute(2, 0, 1).contiguous())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_permute_in_cuda_graph():
+    x = torch.randn(64, 96, 32, device="cuda", dtype=torch.float16)
+    tg.permute_copy(x, [2, 0, 1])  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.permute_copy(x, [2, 0, 1])
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    assert torch.equal(out, x.permute(2, 0, 1).contiguous())

@@ -5,7 +5,7 @@
 # and the benchmarks. Everything lands in $OUT (default ./gpu_out):
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
 #   _C.abi3.so, build.sha                 the build, to carry back in .device/ next time
-# Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default "cuda and (layout or permute)"),
+# Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default "cuda and (layout or permute) and not huge"),
 #              SKIP_TESTS=1, SKIP_BENCH=1.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
@@ -43,10 +43,10 @@ cuobjdump --dump-sass torch_grouped/_C.abi3.so 2>/dev/null | awk '/Function :/{f
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   step "tests"
   python3 -m pytest test -q --maxfail=20 -p no:cacheprovider 2>&1 | tail -40
-  step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-cuda and (layout or permute)}'"
+  step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-cuda and (layout or permute) and not huge}'"
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-      python3 -m pytest test -q -x -p no:cacheprovider -k "${SANITIZE:-cuda and (layout or permute)}" 2>&1 | tail -6
+      python3 -m pytest test -q -x -p no:cacheprovider -k "${SANITIZE:-cuda and (layout or permute) and not huge}" 2>&1 | tail -6
     echo "$tool exit code: ${PIPESTATUS[0]}"
   done
 fi

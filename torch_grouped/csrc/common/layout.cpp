@@ -96,3 +96,78 @@ LayoutTransformPlan plan_layout_transform(at::IntArrayRef x_sizes, const std::st
 }
 
 }  // namespace torch_grouped
+
+namespace torch_grouped {
+
+at::Tensor layout_transform_with(const at::Tensor& x, const std::string& src, const std::string& dst,
+                                 PermuteCopyFn permute) {
+  const LayoutTransformPlan p = plan_layout_transform(x.sizes(), src, dst);
+  // Incompatible re-split (e.g. 4c → 6c): go through the unsplit layout.
+  for (char axis : p.primaries) {
+    const int64_t fs = p.src.factor_of(axis), fd = p.dst.factor_of(axis);
+    if (fs > 1 && fd > 1 && fs % fd != 0 && fd % fs != 0) {
+      const std::string plain(p.primaries.begin(), p.primaries.end());
+      return layout_transform_with(layout_transform_with(x, src, plain, permute), plain, dst, permute);
+    }
+  }
+  // Atoms: every axis of src and dst is one atom or two adjacent ones.
+  std::vector<int64_t> atom_sizes;
+  std::vector<std::vector<int64_t>> src_atoms(p.src.axes.size()), dst_atoms(p.dst.axes.size());
+  std::vector<int64_t> padded(x.sizes().begin(), x.sizes().end());
+  auto atom = [&](int64_t size) {
+    atom_sizes.push_back(size);
+    return static_cast<int64_t>(atom_sizes.size()) - 1;
+  };
+  for (size_t j = 0; j < p.primaries.size(); ++j) {
+    const char axis = p.primaries[j];
+    const int64_t e = p.extents[j], fs = p.src.factor_of(axis), fd = p.dst.factor_of(axis);
+    const int64_t so = p.src.outer_position(axis), si = p.src.inner_position(axis);
+    const int64_t dout = p.dst.outer_position(axis), din = p.dst.inner_position(axis);
+    if (fs == fd) {                       // same split (or none): atoms as they are
+      src_atoms[so] = dst_atoms[dout] = {atom(e / fs)};
+      if (fs > 1) src_atoms[si] = dst_atoms[din] = {atom(fs)};
+    } else if (fs == 1) {                 // split an unsplit axis, padding it to a multiple of fd
+      const int64_t o = atom((e + fd - 1) / fd), i = atom(fd);
+      padded[so] = atom_sizes[o] * fd;
+      src_atoms[so] = {o, i};
+      dst_atoms[dout] = {o};
+      dst_atoms[din] = {i};
+    } else if (fd == 1) {                 // merge a split axis
+      const int64_t o = atom(e / fs), i = atom(fs);
+      src_atoms[so] = {o};
+      src_atoms[si] = {i};
+      dst_atoms[dout] = {o, i};
+    } else if (fd % fs == 0) {            // coarser split: the outer part splits, padded
+      const int64_t r = fd / fs, outer = e / fs;
+      const int64_t o = atom((outer + r - 1) / r), m = atom(r), i = atom(fs);
+      padded[so] = atom_sizes[o] * r;
+      src_atoms[so] = {o, m};
+      src_atoms[si] = {i};
+      dst_atoms[dout] = {o};
+      dst_atoms[din] = {m, i};
+    } else {                              // finer split: the inner part splits
+      const int64_t r = fs / fd;
+      const int64_t o = atom(e / fs), m = atom(r), i = atom(fd);
+      src_atoms[so] = {o};
+      src_atoms[si] = {m, i};
+      dst_atoms[dout] = {o, m};
+      dst_atoms[din] = {i};
+    }
+  }
+  at::Tensor source = x;
+  if (!std::equal(padded.begin(), padded.end(), x.sizes().begin())) {
+    std::vector<int64_t> pad;  // (before, after) pairs from the last axis, as constant_pad_nd takes them
+    for (int64_t d = x.dim() - 1; d >= 0; --d) pad.insert(pad.end(), {0, padded[d] - x.size(d)});
+    source = at::constant_pad_nd(x, pad, 0);
+  }
+  std::vector<int64_t> src_view_sizes, dims;
+  std::vector<int64_t> position(atom_sizes.size());
+  for (const auto& ids : src_atoms)
+    for (int64_t id : ids) position[id] = static_cast<int64_t>(src_view_sizes.size()), src_view_sizes.push_back(atom_sizes[id]);
+  for (const auto& ids : dst_atoms)
+    for (int64_t id : ids) dims.push_back(position[id]);
+  // Splitting axes is a view for any strides; the permuted copy is contiguous, so merging is too.
+  return permute(source.view(src_view_sizes), dims).view(p.out_sizes);
+}
+
+}  // namespace torch_grouped

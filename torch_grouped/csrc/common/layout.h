@@ -38,4 +38,14 @@ struct LayoutTransformPlan {
 LayoutTransformPlan plan_layout_transform(at::IntArrayRef x_sizes, const std::string& src,
                                           const std::string& dst);
 
+// A device's permute_copy: x.permute(dims) into a fresh contiguous tensor.
+using PermuteCopyFn = at::Tensor (*)(const at::Tensor& x, at::IntArrayRef dims);
+
+// layout_transform as (zero padding where a split does not divide) + a view that splits axes into
+// "atoms" + one permutation of the atoms + a view that merges them: one pass over the data through
+// `permute` (two when a split axis is re-split by a size that neither divides nor is divided by
+// the old one; a third, small one for padding). Shared by the CPU and CUDA paths.
+at::Tensor layout_transform_with(const at::Tensor& x, const std::string& src, const std::string& dst,
+                                 PermuteCopyFn permute);
+
 }  // namespace torch_grouped

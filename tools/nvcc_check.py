@@ -1,0 +1,39 @@
+"""Compile one .cu of the extension for sm_90a with the flags of setup.py and print the resource
+usage (registers, spills, shared memory), without building the whole extension:
+    python tools/nvcc_check.py torch_grouped/csrc/cuda/permute_copy.cu [--sass]
+"""
+import glob
+import os
+import subprocess
+import sys
+import sysconfig
+
+import torch
+from torch.utils import cpp_extension
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def main(source, sass=False):
+    home = os.environ.get("CUDA_HOME") or f"/usr/local/cuda-{torch.version.cuda}"
+    includes = cpp_extension.include_paths(device_type="cuda") + [os.path.join(home, "include")]
+    import cutlass_library  # noqa: F401  (headers for the matmul kernels)
+
+    cutlass = os.path.join(os.path.dirname(cutlass_library.__file__), "source")
+    includes += [os.path.join(cutlass, "include"), os.path.join(cutlass, "tools/util/include")]
+    out = "/tmp/nvcc_check.o"
+    cmd = [os.path.join(home, "bin/nvcc"), "-c", source, "-o", out, "-gencode=arch=compute_90a,code=sm_90a",
+           "-O3", "-std=c++20", "--expt-relaxed-constexpr", "-Xptxas=-v", "-DNDEBUG", "-DTORCH_GROUPED_WITH_CUDA",
+           "--compiler-options", "-fPIC", "-I", os.path.join(ROOT, "torch_grouped/csrc"),
+           "-I", sysconfig.get_paths()["include"]] + [f"-I{i}" for i in includes]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [l for l in r.stderr.splitlines() if "error" in l or "Used" in l or "spill" in l or "Compiling entry" in l]
+    print("\n".join(lines) if r.returncode == 0 else r.stderr[-8000:])
+    if r.returncode == 0 and sass:
+        tool = glob.glob(os.path.join(os.path.dirname(__import__("triton").__file__), "backends/nvidia/bin/cuobjdump"))[0]
+        print(subprocess.run([tool, "--dump-sass", out], capture_output=True, text=True).stdout)
+    return r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], "--sass" in sys.argv))

@@ -1,0 +1,170 @@
+// Device code of permute_copy (plans in common/permute_plan.h).
+//
+// box_copy: each block copies one tile ("box") of up to four axes through shared memory: the load
+// phase walks the box in input order (unit-stride axis fastest, 16-byte vectors where aligned),
+// scattering into a tile laid out in output order with one pad per scatter stride (no bank
+// conflicts); the store phase walks the tile in output order and writes 16-byte vectors. Box
+// extents are powers of two, so every coordinate is a shift and a mask. A grid-stride loop over
+// boxes; all offsets are 64-bit.
+// row_copy: the innermost output axis is the input's unit-stride axis: vectorised row copies.
+// gather_copy: inputs with no unit-stride axis: one element per thread, coalesced writes.
+#pragma once
+#include <cstdint>
+
+#include "../common/permute_plan.h"
+
+namespace torch_grouped::kernels {
+
+constexpr int kPermuteThreads = 256;
+
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+// The base offsets of box `index`, and how much of each box axis lies inside the tensor.
+struct BoxOrigin {
+  int64_t in = 0, out = 0;
+  int32_t remaining[kPermuteMaxBox];
+};
+
+__device__ __forceinline__ BoxOrigin box_origin(const BoxPlan& p, int64_t index) {
+  BoxOrigin o;
+  const PermuteShape& s = p.shape;
+  int64_t first[kPermuteMaxRank];
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const int64_t t = index % p.tiles[d];
+    index /= p.tiles[d];
+    first[d] = t;  // in tiles for box axes, in elements otherwise (tile of one)
+  }
+  for (int d = 0; d < s.rank; ++d) {
+    int64_t start = first[d];
+    for (int k = 0; k < p.count; ++k)
+      if (p.axis[k] == d) {
+        start <<= p.log2_extent[k];
+        const int64_t left = s.size[d] - start;
+        o.remaining[k] = static_cast<int32_t>(left < (int64_t{1} << p.log2_extent[k]) ? left : (int64_t{1} << p.log2_extent[k]));
+      }
+    o.in += start * s.in_stride[d];
+    o.out += start * s.out_stride[d];
+  }
+  return o;
+}
+
+template <typename T, int TILE, int VIN, int VOUT>
+__global__ void __launch_bounds__(kPermuteThreads) box_copy(const T* __restrict__ in, T* __restrict__ out,
+                                                            const __grid_constant__ BoxPlan p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* tile = reinterpret_cast<T*>(smem_raw);
+  constexpr int kLoads = (TILE / VIN + kPermuteThreads - 1) / kPermuteThreads;
+  constexpr int kStores = (TILE / VOUT + kPermuteThreads - 1) / kPermuteThreads;
+  const PermuteShape& s = p.shape;
+  const int64_t scatter = (int64_t{1} << p.pad_shift) + p.pad;  // padded step of slot 0's axis
+
+  for (int64_t box = blockIdx.x; box < p.total_boxes; box += gridDim.x) {
+    const BoxOrigin o = box_origin(p, box);
+    Vec<T, VIN> regs[kLoads];
+    int32_t dst[kLoads];
+    // Load phase: issue every load of this thread before the first shared-memory store.
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VIN;
+      dst[i] = -1;
+      if (lin >= p.box_elems) continue;
+      int32_t rest = lin;
+      int64_t src = o.in;
+      int32_t pos = 0;
+      bool inside = true;
+#pragma unroll
+      for (int k = 0; k < kPermuteMaxBox; ++k) {
+        if (k >= p.count) break;
+        const int32_t c = rest & ((1 << p.log2_extent[k]) - 1);
+        rest >>= p.log2_extent[k];
+        inside &= c < o.remaining[k];
+        src += c * s.in_stride[p.axis[k]];
+        pos += c * static_cast<int32_t>(p.smem_stride[k]);
+      }
+      if (!inside) continue;
+      regs[i] = *reinterpret_cast<const Vec<T, VIN>*>(in + src);
+      dst[i] = p.pad ? pos + (pos >> p.pad_shift) * p.pad : pos;
+    }
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      if (dst[i] < 0) continue;
+#pragma unroll
+      for (int j = 0; j < VIN; ++j) tile[dst[i] + j * (p.pad ? scatter : p.smem_stride[0])] = regs[i].v[j];
+    }
+    __syncthreads();
+    // Store phase: output order, innermost output axis fastest.
+#pragma unroll
+    for (int i = 0; i < kStores; ++i) {
+      const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VOUT;
+      if (lin >= p.box_elems) continue;
+      int32_t rest = lin;
+      int64_t dst_off = o.out;
+      int32_t pos = 0;
+      bool inside = true;
+#pragma unroll
+      for (int n = 0; n < kPermuteMaxBox; ++n) {
+        if (n >= p.count) break;
+        const int k = p.out_order[n];
+        const int32_t c = rest & ((1 << p.log2_extent[k]) - 1);
+        rest >>= p.log2_extent[k];
+        inside &= c < o.remaining[k];
+        dst_off += c * s.out_stride[p.axis[k]];
+        pos += c * static_cast<int32_t>(p.smem_stride[k]);
+      }
+      if (!inside) continue;
+      if (p.pad) pos += (pos >> p.pad_shift) * p.pad;  // a vector never straddles a pad
+      Vec<T, VOUT> v;
+#pragma unroll
+      for (int j = 0; j < VOUT; ++j) v.v[j] = tile[pos + j];
+      *reinterpret_cast<Vec<T, VOUT>*>(out + dst_off) = v;
+    }
+    __syncthreads();
+  }
+}
+
+template <typename T, int V, int UNROLL>
+__global__ void __launch_bounds__(kPermuteThreads) row_copy(const T* __restrict__ in, T* __restrict__ out,
+                                                            const __grid_constant__ RowsPlan p) {
+  const PermuteShape& s = p.shape;
+  const int64_t total = p.rows * p.chunks_per_row;
+  for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
+    int64_t row = c / p.chunks_per_row;
+    const int64_t col0 = (c % p.chunks_per_row) * p.chunk;
+    const int64_t out_base = row * p.inner + col0;
+    int64_t in_base = col0;
+    for (int d = s.rank - 2; d >= 0; --d) {
+      in_base += (row % s.size[d]) * s.in_stride[d];
+      row /= s.size[d];
+    }
+    Vec<T, V> regs[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int64_t col = (threadIdx.x + u * kPermuteThreads) * int64_t{V};
+      if (col < p.chunk && col0 + col < p.inner) regs[u] = *reinterpret_cast<const Vec<T, V>*>(in + in_base + col);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int64_t col = (threadIdx.x + u * kPermuteThreads) * int64_t{V};
+      if (col < p.chunk && col0 + col < p.inner) *reinterpret_cast<Vec<T, V>*>(out + out_base + col) = regs[u];
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kPermuteThreads) gather_copy(const T* __restrict__ in, T* __restrict__ out,
+                                                               const __grid_constant__ PermuteShape s) {
+  for (int64_t i = blockIdx.x * int64_t{kPermuteThreads} + threadIdx.x; i < s.numel;
+       i += int64_t{gridDim.x} * kPermuteThreads) {
+    int64_t rest = i, src = 0;
+    for (int d = s.rank - 1; d >= 0; --d) {
+      src += (rest % s.size[d]) * s.in_stride[d];
+      rest /= s.size[d];
+    }
+    out[i] = in[src];
+  }
+}
+
+}  // namespace torch_grouped::kernels
