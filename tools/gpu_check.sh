@@ -4,7 +4,7 @@
 # read the SASS, run the tests (GPU ones included), compute-sanitizer on the GPU kernels' tests,
 # and the benchmarks. Everything lands in $OUT (default ./gpu_out):
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
-#   _C.abi3.so, build.sha                 the build, to carry back in .device/ next time
+#   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default "cuda and (layout or permute) and not huge"),
 #              SKIP_TESTS=1, SKIP_BENCH=1.
 set -uo pipefail
@@ -26,23 +26,28 @@ fi
 
 step "build"
 sha=$(cat setup.py $(find torch_grouped/csrc -type f | sort) | sha256sum | cut -c1-16)
-if [ -f .device/_C.abi3.so ] && [ "$(cat .device/build.sha 2>/dev/null)" = "$sha" ]; then
+if [ -f .device/_C.abi3.so.gz ] && [ "$(cat .device/build.sha 2>/dev/null)" = "$sha" ]; then
   echo "sources unchanged ($sha): reusing the carried build"
-  cp .device/_C.abi3.so torch_grouped/
+  gunzip -c .device/_C.abi3.so.gz > torch_grouped/_C.abi3.so
 else
   t0=$(date +%s)
   TORCH_GROUPED_CUDA=1 python3 setup.py build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
   echo "built in $(( $(date +%s) - t0 )) s with MAX_JOBS=$MAX_JOBS"
   grep -E "warning|registers|spill" "$OUT/build.log" | grep -v "Py_LIMITED" | head -40
 fi
-cp torch_grouped/_C.abi3.so "$OUT/" && echo "$sha" > "$OUT/build.sha"
+gzip -1 -c torch_grouped/_C.abi3.so > "$OUT/_C.abi3.so.gz" && echo "$sha" > "$OUT/build.sha"
 
 step "SASS: matrix instructions per kernel"
 cuobjdump --dump-sass torch_grouped/_C.abi3.so 2>/dev/null | awk '/Function :/{f=$3} /HGMMA/{h[f]++} /LDG.E.128|STG.E.128/{v[f]++} END{for(k in h) print "HGMMA", h[k], k; for(k in v) print "16-byte LDG/STG", v[k], k}' | sort | head -40
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  step "tests"
-  python3 -m pytest test -q --maxfail=20 -p no:cacheprovider 2>&1 | tail -40
+  step "tests (one process per file, so that a crash hides nothing else; full log in pytest.log)"
+  for f in test/test_*.py; do
+    python3 -X faulthandler -m pytest "$f" -v -p no:cacheprovider >> "$OUT/pytest.log" 2>&1
+    echo "$f: exit $? $(grep -E '^(FAILED|ERROR)|Fatal Python' "$OUT/pytest.log" | wc -l) failures so far"
+  done
+  grep -E "passed|failed" "$OUT/pytest.log" | grep -E "^=+" ; grep -E "^(FAILED|ERROR)|Fatal Python" "$OUT/pytest.log" | head -30
+  grep -B2 -A12 "Fatal Python" "$OUT/pytest.log" | head -60
   step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-cuda and (layout or permute) and not huge}'"
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
