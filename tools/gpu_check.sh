@@ -6,7 +6,7 @@
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
 #   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default "cuda and (layout or permute) and not huge"),
-#              SKIP_TESTS=1, SKIP_BENCH=1.
+#              SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
@@ -48,6 +48,8 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   done
   grep -E "passed|failed" "$OUT/pytest.log" | grep -E "^=+" ; grep -E "^(FAILED|ERROR)|Fatal Python" "$OUT/pytest.log" | head -30
   grep -B2 -A12 "Fatal Python" "$OUT/pytest.log" | head -60
+fi
+if [ "${SKIP_TESTS:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-cuda and (layout or permute) and not huge}'"
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
