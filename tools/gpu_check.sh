@@ -11,7 +11,7 @@ set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/gpu_check.log") 2>&1
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16}
+export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 step() { echo; echo "=== $* ($(date +%T))"; }
 
 step "machine"

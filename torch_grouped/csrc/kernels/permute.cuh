@@ -5,7 +5,8 @@
 // scattering into a tile laid out in output order with one pad per scatter stride (no bank
 // conflicts); the store phase walks the tile in output order and writes 16-byte vectors. Box
 // extents are powers of two, so every coordinate is a shift and a mask. A grid-stride loop over
-// boxes; all offsets are 64-bit.
+// boxes, software-pipelined (the next box's loads are issued before the current box is stored);
+// all offsets are 64-bit.
 // row_copy: the innermost output axis is the input's unit-stride axis: vectorised row copies.
 // gather_copy: inputs with no unit-stride axis: one element per thread, coalesced writes.
 #pragma once
@@ -51,29 +52,23 @@ __device__ __forceinline__ BoxOrigin box_origin(const BoxPlan& p, int64_t index)
   return o;
 }
 
-template <typename T, int TILE, int VIN, int VOUT>
-__global__ void __launch_bounds__(kPermuteThreads) box_copy(const T* __restrict__ in, T* __restrict__ out,
-                                                            const __grid_constant__ BoxPlan p) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* tile = reinterpret_cast<T*>(smem_raw);
-  constexpr int kLoads = (TILE / VIN + kPermuteThreads - 1) / kPermuteThreads;
-  constexpr int kStores = (TILE / VOUT + kPermuteThreads - 1) / kPermuteThreads;
-  const PermuteShape& s = p.shape;
-  const int64_t scatter = (int64_t{1} << p.pad_shift) + p.pad;  // padded step of slot 0's axis
+// One thread's share of a box's load phase: its vectors, where they go in the tile.
+template <typename T, int TILE, int VIN>
+struct BoxLoads {
+  static constexpr int kCount = (TILE / VIN + kPermuteThreads - 1) / kPermuteThreads;
+  Vec<T, VIN> regs[kCount];
+  int32_t dst[kCount];  // padded tile position of each vector's first element, -1 if none
 
-  for (int64_t box = blockIdx.x; box < p.total_boxes; box += gridDim.x) {
-    const BoxOrigin o = box_origin(p, box);
-    Vec<T, VIN> regs[kLoads];
-    int32_t dst[kLoads];
-    // Load phase: issue every load of this thread before the first shared-memory store.
+  // Issues every load of this thread's vectors of `box` (no shared memory touched).
+  __device__ __forceinline__ void load(const T* __restrict__ in, const BoxPlan& p, const BoxOrigin& o) {
+    const PermuteShape& s = p.shape;
 #pragma unroll
-    for (int i = 0; i < kLoads; ++i) {
+    for (int i = 0; i < kCount; ++i) {
       const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VIN;
       dst[i] = -1;
       if (lin >= p.box_elems) continue;
-      int32_t rest = lin;
+      int32_t rest = lin, pos = 0;
       int64_t src = o.in;
-      int32_t pos = 0;
       bool inside = true;
 #pragma unroll
       for (int k = 0; k < kPermuteMaxBox; ++k) {
@@ -88,39 +83,75 @@ __global__ void __launch_bounds__(kPermuteThreads) box_copy(const T* __restrict_
       regs[i] = *reinterpret_cast<const Vec<T, VIN>*>(in + src);
       dst[i] = p.pad ? pos + (pos >> p.pad_shift) * p.pad : pos;
     }
+  }
+
+  // Scatters the loaded vectors into the output-ordered tile.
+  __device__ __forceinline__ void scatter(T* tile, const BoxPlan& p) const {
+    const int32_t step = p.pad ? (1 << p.pad_shift) + p.pad : static_cast<int32_t>(p.smem_stride[0]);
 #pragma unroll
-    for (int i = 0; i < kLoads; ++i) {
+    for (int i = 0; i < kCount; ++i) {
       if (dst[i] < 0) continue;
 #pragma unroll
-      for (int j = 0; j < VIN; ++j) tile[dst[i] + j * (p.pad ? scatter : p.smem_stride[0])] = regs[i].v[j];
+      for (int j = 0; j < VIN; ++j) tile[dst[i] + j * step] = regs[i].v[j];
     }
+  }
+};
+
+template <typename T, int TILE, int VOUT>
+__device__ __forceinline__ void store_box(T* __restrict__ out, const T* tile, const BoxPlan& p,
+                                          const BoxOrigin& o) {
+  constexpr int kStores = (TILE / VOUT + kPermuteThreads - 1) / kPermuteThreads;
+  const PermuteShape& s = p.shape;
+#pragma unroll
+  for (int i = 0; i < kStores; ++i) {
+    const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VOUT;
+    if (lin >= p.box_elems) continue;
+    int32_t rest = lin, pos = 0;
+    int64_t dst = o.out;
+    bool inside = true;
+#pragma unroll
+    for (int n = 0; n < kPermuteMaxBox; ++n) {
+      if (n >= p.count) break;
+      const int k = p.out_order[n];
+      const int32_t c = rest & ((1 << p.log2_extent[k]) - 1);
+      rest >>= p.log2_extent[k];
+      inside &= c < o.remaining[k];
+      dst += c * s.out_stride[p.axis[k]];
+      pos += c * static_cast<int32_t>(p.smem_stride[k]);
+    }
+    if (!inside) continue;
+    if (p.pad) pos += (pos >> p.pad_shift) * p.pad;  // a vector never straddles a pad
+    Vec<T, VOUT> v;
+#pragma unroll
+    for (int j = 0; j < VOUT; ++j) v.v[j] = tile[pos + j];
+    *reinterpret_cast<Vec<T, VOUT>*>(out + dst) = v;
+  }
+}
+
+// Software-pipelined over the boxes of this block: the loads of box i+1 are in flight while
+// box i is written out, so a block always has reads outstanding.
+template <typename T, int TILE, int VIN, int VOUT>
+__global__ void __launch_bounds__(kPermuteThreads) box_copy(const T* __restrict__ in, T* __restrict__ out,
+                                                            const __grid_constant__ BoxPlan p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* tile = reinterpret_cast<T*>(smem_raw);
+  int64_t box = blockIdx.x;
+  if (box >= p.total_boxes) return;
+  BoxLoads<T, TILE, VIN> loads;
+  BoxOrigin origin = box_origin(p, box);
+  loads.load(in, p, origin);
+  while (true) {
+    loads.scatter(tile, p);
     __syncthreads();
-    // Store phase: output order, innermost output axis fastest.
-#pragma unroll
-    for (int i = 0; i < kStores; ++i) {
-      const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VOUT;
-      if (lin >= p.box_elems) continue;
-      int32_t rest = lin;
-      int64_t dst_off = o.out;
-      int32_t pos = 0;
-      bool inside = true;
-#pragma unroll
-      for (int n = 0; n < kPermuteMaxBox; ++n) {
-        if (n >= p.count) break;
-        const int k = p.out_order[n];
-        const int32_t c = rest & ((1 << p.log2_extent[k]) - 1);
-        rest >>= p.log2_extent[k];
-        inside &= c < o.remaining[k];
-        dst_off += c * s.out_stride[p.axis[k]];
-        pos += c * static_cast<int32_t>(p.smem_stride[k]);
-      }
-      if (!inside) continue;
-      if (p.pad) pos += (pos >> p.pad_shift) * p.pad;  // a vector never straddles a pad
-      Vec<T, VOUT> v;
-#pragma unroll
-      for (int j = 0; j < VOUT; ++j) v.v[j] = tile[pos + j];
-      *reinterpret_cast<Vec<T, VOUT>*>(out + dst_off) = v;
+    const BoxOrigin current = origin;
+    box += gridDim.x;
+    const bool more = box < p.total_boxes;
+    if (more) {
+      origin = box_origin(p, box);
+      loads.load(in, p, origin);
     }
+    store_box<T, TILE, VOUT>(out, tile, p, current);
+    if (!more) break;
     __syncthreads();
   }
 }
