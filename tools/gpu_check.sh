@@ -25,6 +25,10 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 
 step "build"
+# The image's /opt/gcc g++ links its own static libstdc++ into the extension, a second copy beside
+# the shared one torch uses: formatting a number in an error message then crashes. Link the shared
+# libstdc++ explicitly.
+export LDFLAGS="${LDFLAGS:-} -l:libstdc++.so.6"
 sha=$(cat setup.py $(find torch_grouped/csrc -type f | sort) | sha256sum | cut -c1-16)
 if [ -f .device/_C.abi3.so.gz ] && [ "$(cat .device/build.sha 2>/dev/null)" = "$sha" ]; then
   echo "sources unchanged ($sha): reusing the carried build"
@@ -35,6 +39,7 @@ else
   echo "built in $(( $(date +%s) - t0 )) s with MAX_JOBS=$MAX_JOBS"
   grep -E "warning|registers|spill" "$OUT/build.log" | grep -v "Py_LIMITED" | head -40
 fi
+echo "libstdc++ symbols defined inside the extension (want 0): $(nm -D --defined-only torch_grouped/_C.abi3.so | grep -c '_ZNSo9_M_insert')"
 gzip -1 -c torch_grouped/_C.abi3.so > "$OUT/_C.abi3.so.gz" && echo "$sha" > "$OUT/build.sha"
 
 step "SASS: matrix instructions per kernel"

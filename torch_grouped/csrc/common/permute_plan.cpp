@@ -131,8 +131,14 @@ RowsPlan plan_rows(const PermuteShape& s, int64_t chunk) {
   r.shape = s;
   r.inner = s.rank ? s.size[s.rank - 1] : 1;
   r.rows = r.inner ? s.numel / r.inner : 0;
-  r.chunk = std::min(chunk, pow2_ceil(r.inner));
-  r.chunks_per_row = (r.inner + r.chunk - 1) / r.chunk;
+  if (r.inner >= chunk) {
+    r.chunk = chunk;
+    r.chunks_per_row = (r.inner + chunk - 1) / chunk;
+  } else {
+    r.chunk = r.inner;
+    r.chunks_per_row = 1;
+    r.rows_per_chunk = std::max<int64_t>(1, chunk / std::max<int64_t>(r.inner, 1));
+  }
   return r;
 }
 

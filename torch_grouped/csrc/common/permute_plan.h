@@ -50,8 +50,9 @@ struct RowsPlan {
   PermuteShape shape;
   int64_t inner = 0;        // elements per row (input stride 1, output contiguous)
   int64_t rows = 0;
-  int64_t chunk = 0;        // elements per block step
+  int64_t chunk = 0;        // elements per block step within a row (rows ≥ a chunk)
   int64_t chunks_per_row = 0;
+  int64_t rows_per_chunk = 1;  // whole rows per block step (rows shorter than a chunk)
 };
 
 PermuteKind choose_permute_kind(const PermuteShape& s, int64_t element_size);

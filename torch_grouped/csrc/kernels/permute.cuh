@@ -156,31 +156,37 @@ __global__ void __launch_bounds__(kPermuteThreads) box_copy(const T* __restrict_
   }
 }
 
+// Rows shorter than a chunk are packed several to a chunk (plan_rows), so every block step moves
+// a full chunk whatever the row length.
 template <typename T, int V, int UNROLL>
 __global__ void __launch_bounds__(kPermuteThreads) row_copy(const T* __restrict__ in, T* __restrict__ out,
                                                             const __grid_constant__ RowsPlan p) {
   const PermuteShape& s = p.shape;
-  const int64_t total = p.rows * p.chunks_per_row;
+  const int64_t total = (p.rows + p.rows_per_chunk - 1) / p.rows_per_chunk * p.chunks_per_row;
   for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
-    int64_t row = c / p.chunks_per_row;
+    const int64_t first_row = c / p.chunks_per_row * p.rows_per_chunk;
     const int64_t col0 = (c % p.chunks_per_row) * p.chunk;
-    const int64_t out_base = row * p.inner + col0;
-    int64_t in_base = col0;
-    for (int d = s.rank - 2; d >= 0; --d) {
-      in_base += (row % s.size[d]) * s.in_stride[d];
-      row /= s.size[d];
-    }
     Vec<T, V> regs[UNROLL];
+    int64_t src[UNROLL], dst[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
-      const int64_t col = (threadIdx.x + u * kPermuteThreads) * int64_t{V};
-      if (col < p.chunk && col0 + col < p.inner) regs[u] = *reinterpret_cast<const Vec<T, V>*>(in + in_base + col);
+      const int64_t local = (threadIdx.x + u * kPermuteThreads) * int64_t{V};
+      const int64_t r = p.rows_per_chunk > 1 ? local / p.inner : 0;
+      const int64_t col = p.rows_per_chunk > 1 ? local - r * p.inner : col0 + local;
+      int64_t row = first_row + r;
+      dst[u] = -1;
+      if (r >= p.rows_per_chunk || row >= p.rows || col >= p.inner || (p.rows_per_chunk == 1 && local >= p.chunk)) continue;
+      dst[u] = row * p.inner + col;
+      src[u] = col;
+      for (int d = s.rank - 2; d >= 0; --d) {
+        src[u] += (row % s.size[d]) * s.in_stride[d];
+        row /= s.size[d];
+      }
+      regs[u] = *reinterpret_cast<const Vec<T, V>*>(in + src[u]);
     }
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const int64_t col = (threadIdx.x + u * kPermuteThreads) * int64_t{V};
-      if (col < p.chunk && col0 + col < p.inner) *reinterpret_cast<Vec<T, V>*>(out + out_base + col) = regs[u];
-    }
+    for (int u = 0; u < UNROLL; ++u)
+      if (dst[u] >= 0) *reinterpret_cast<Vec<T, V>*>(out + dst[u]) = regs[u];
   }
 }
 
