@@ -25,10 +25,10 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 
 step "build"
-# The image's /opt/gcc g++ links its own static libstdc++ into the extension, a second copy beside
-# the shared one torch uses: formatting a number in an error message then crashes. Link the shared
-# libstdc++ explicitly.
-export LDFLAGS="${LDFLAGS:-} -l:libstdc++.so.6"
+# The image's default g++ (/opt/gcc/bin, a wrapper) links a static libstdc++ into the extension,
+# a second copy beside the shared one torch uses: formatting a number in an error message then
+# crashes inside the extension (seen on the H100 image, 2026-11-22). Build with the system g++.
+if [ -x /usr/bin/g++ ]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi
 sha=$(cat setup.py $(find torch_grouped/csrc -type f | sort) | sha256sum | cut -c1-16)
 if [ -f .device/_C.abi3.so.gz ] && [ "$(cat .device/build.sha 2>/dev/null)" = "$sha" ]; then
   echo "sources unchanged ($sha): reusing the carried build"

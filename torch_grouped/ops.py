@@ -6,6 +6,15 @@ import torch
 _ops = torch.ops.grouped
 
 
+def _call(op, tensors, *args, **kwargs):
+    """Calls `op`, skipping the Python autograd kernel when no gradient can flow (it costs a few
+    microseconds, which small tensors notice). Under torch.compile the op is traced as is."""
+    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+        return op(*args, **kwargs)
+    with torch._C._AutoDispatchBelowAutograd():
+        return op(*args, **kwargs)
+
+
 def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
          out_dtype: Optional[torch.dtype] = None) -> List[torch.Tensor]:
     """Grouped matmul over lists: ``c[i] = a[i] @ b[i]``.
@@ -17,7 +26,7 @@ def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
     a, b = list(a), list(b)
     if not a and not b:  # no groups: nothing to dispatch on, nothing to compute
         return []
-    return _ops.gemm(a, b, out_dtype=out_dtype)
+    return _call(_ops.gemm, a + b, a, b, out_dtype=out_dtype)
 
 
 def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = None, *,
@@ -33,7 +42,7 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = 
 
     Rows (or K slices) past the last offset give zeros. On the GPU, ``offs`` stays on the GPU.
     """
-    return _ops.grouped_mm(a, b, offs, out_dtype=out_dtype)
+    return _call(_ops.grouped_mm, (a, b), a, b, offs, out_dtype=out_dtype)
 
 
 def syr2k(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
@@ -50,7 +59,7 @@ def syr2k(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
         if uplo not in ("L", "U"):
             raise ValueError(f"syr2k: uplo must be 'L' or 'U', got '{uplo}'")
         return []
-    return _ops.syr2k(a, b, c, uplo=uplo, alpha=alpha, beta=beta)
+    return _call(_ops.syr2k, a + b + c, a, b, c, uplo=uplo, alpha=alpha, beta=beta)
 
 
 def streamk_mm(a: torch.Tensor, b: torch.Tensor, *, decomposition: str = "auto", splits: int = 0,
@@ -61,12 +70,12 @@ def streamk_mm(a: torch.Tensor, b: torch.Tensor, *, decomposition: str = "auto",
     ``split_k`` (``splits`` slices of K), ``stream_k``, ``dp_one_tile_sk`` or ``two_tile_sk_dp``.
     ``splits`` and ``grid`` (persistent CTAs) are chosen automatically when 0.
     """
-    return _ops.streamk_mm(a, b, decomposition=decomposition, splits=splits, grid=grid)
+    return _call(_ops.streamk_mm, (a, b), a, b, decomposition=decomposition, splits=splits, grid=grid)
 
 
 def permute_copy(x: torch.Tensor, dims: Sequence[int]) -> torch.Tensor:
     """``x.permute(dims).contiguous()`` as a fresh tensor; rank ≤ 8, any dtype."""
-    return _ops.permute_copy(x, list(dims))
+    return _call(_ops.permute_copy, (x,), x, list(dims))
 
 
 def layout_transform(x: torch.Tensor, src_layout: str, dst_layout: str) -> torch.Tensor:
@@ -75,4 +84,4 @@ def layout_transform(x: torch.Tensor, src_layout: str, dst_layout: str) -> torch
     Upper-case letters are axes, digits and a lower-case letter a split sub-axis. An axis that the
     split size does not divide is zero-padded.
     """
-    return _ops.layout_transform(x, src_layout, dst_layout)
+    return _call(_ops.layout_transform, (x,), x, src_layout, dst_layout)

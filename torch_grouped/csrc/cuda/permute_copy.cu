@@ -5,6 +5,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "../common/checks.h"
@@ -55,6 +57,16 @@ constexpr int tile_elems() {
   return 16384 / static_cast<int>(sizeof(T));
 }
 
+// Tuning knob for benchmarks: TORCH_GROUPED_PERMUTE_KERNEL=box keeps the tile kernel even where
+// no vector access fits (default: the gather kernel then).
+const std::string& forced_kernel() {
+  static const std::string value = [] {
+    const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
+    return std::string(v ? v : "");
+  }();
+  return value;
+}
+
 template <typename T>
 void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, PermuteKind kind) {
   const T* in = static_cast<const T*>(in_raw);
@@ -92,6 +104,11 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     const int vout = widest<T>([&](int w) {
       return aligned(out, w * sizeof(T)) && shape.size[out_axis] % w == 0 && (1 << p.log2_extent[out_slot]) % w == 0;
     });
+    if (vin == 1 && vout == 1 && forced_kernel() != "box") {
+      // No vector fits on either side (odd inner sizes, as in (3, H, W, 7) → (7, H, W, 3)):
+      // element-wise tiles only add shared-memory traffic to the same scalar accesses.
+      return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather);
+    }
     const int64_t blocks = std::min(max_blocks, p.total_boxes);
     const size_t smem = static_cast<size_t>(p.smem_elems) * sizeof(T);
     with_width<T>(vin, [&](auto VIN) {
