@@ -118,13 +118,6 @@ BoxPlan plan_box(const PermuteShape& s, int64_t element_size, int64_t tile_elems
     b.pad = static_cast<int>(std::max<int64_t>(1, 4 / element_size));
   }
   b.smem_elems = b.box_elems + (b.pad ? (b.box_elems >> b.pad_shift) * b.pad : 0);
-  int shift = 0;
-  for (int k = 0; k < b.count; ++k) b.in_shift[k] = shift, shift += b.log2_extent[k];
-  if (b.axis[0] != out_inner) {
-    b.apad_shift = b.in_shift[b.out_order[0]];
-    b.apad = static_cast<int>(16 / element_size);
-  }
-  b.async_smem_elems = b.box_elems + (b.apad ? (b.box_elems >> b.apad_shift) * b.apad : 0);
   b.total_boxes = 1;
   for (int d = 0; d < s.rank; ++d) {
     b.tiles[d] = in_box[d] ? (s.size[d] + extent[d] - 1) / extent[d] : s.size[d];

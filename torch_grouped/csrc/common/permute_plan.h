@@ -40,12 +40,6 @@ struct BoxPlan {
   int out_order[kPermuteMaxBox];        // box slots in output order (innermost first)
   int pad_shift = 0;                    // one pad after every 2^pad_shift positions ...
   int pad = 0;                          // ... of `pad` elements (bank-conflict-free scatter)
-  // The staged (input-ordered) layout of box_copy_async: slot k's position step is 2^in_shift[k];
-  // `apad` elements (16 bytes) after every 2^apad_shift positions (one step of the output-inner axis).
-  int in_shift[kPermuteMaxBox];
-  int apad_shift = 0;
-  int apad = 0;
-  int async_smem_elems = 0;
   int64_t tiles[kPermuteMaxRank];       // tiles along each axis (1-wide for non-box axes)
   int64_t total_boxes = 0;
   int box_elems = 0;

@@ -58,8 +58,7 @@ constexpr int tile_elems() {
 }
 
 // Tuning knob for benchmarks: TORCH_GROUPED_PERMUTE_KERNEL=box keeps the tile kernel even where
-// no vector access fits (default: the gather kernel then); =registers uses the register-staged
-// tile kernel instead of the cp.async one.
+// no vector access fits (default: the gather kernel then).
 const std::string& forced_kernel() {
   static const std::string value = [] {
     const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
@@ -111,28 +110,12 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
       return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather);
     }
     const int64_t blocks = std::min(max_blocks, p.total_boxes);
-    if (vin * sizeof(T) >= 4 && p.apad > 0 && forced_kernel() != "registers") {
-      // Staged through cp.async, kStages boxes deep (8 KB each): nothing held in registers.
-      constexpr int stages = 3, async_tile = 8192 / static_cast<int>(sizeof(T));
-      const BoxPlan q = plan_box(shape, sizeof(T), async_tile);
-      const size_t smem = static_cast<size_t>(q.async_smem_elems) * sizeof(T) * stages;
-      with_width<T>(vin, [&](auto VIN) {
-        with_width<T>(vout, [&](auto VOUT) {
-          if constexpr (VIN * sizeof(T) >= 4) {
-            auto kernel = kernels::box_copy_async<T, async_tile, VIN, VOUT, stages>;
-            C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-            kernel<<<std::min(max_blocks, q.total_boxes), T_, smem, stream>>>(in, out, q);
-          }
-        });
+    const size_t smem = static_cast<size_t>(p.smem_elems) * sizeof(T);
+    with_width<T>(vin, [&](auto VIN) {
+      with_width<T>(vout, [&](auto VOUT) {
+        kernels::box_copy<T, tile, VIN, VOUT><<<blocks, T_, smem, stream>>>(in, out, p);
       });
-    } else {
-      const size_t smem = static_cast<size_t>(p.smem_elems) * sizeof(T);
-      with_width<T>(vin, [&](auto VIN) {
-        with_width<T>(vout, [&](auto VOUT) {
-          kernels::box_copy<T, tile, VIN, VOUT><<<blocks, T_, smem, stream>>>(in, out, p);
-        });
-      });
-    }
+    });
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -129,10 +129,10 @@ __device__ __forceinline__ void store_box(T* __restrict__ out, const T* tile, co
 }
 
 // Software-pipelined over the boxes of this block: the loads of box i+1 are in flight while
-// box i is written out, so a block always has reads outstanding. Used where the input side has
-// no 4-byte vector (box_copy_async needs one).
+// box i is written out, so a block always has reads outstanding. Six blocks per SM (40
+// registers): the bytes in flight per SM, not instructions, bound this kernel.
 template <typename T, int TILE, int VIN, int VOUT>
-__global__ void __launch_bounds__(kPermuteThreads) box_copy(const T* __restrict__ in, T* __restrict__ out,
+__global__ void __launch_bounds__(kPermuteThreads, 6) box_copy(const T* __restrict__ in, T* __restrict__ out,
                                                             const __grid_constant__ BoxPlan p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* tile = reinterpret_cast<T*>(smem_raw);
@@ -159,93 +159,6 @@ __global__ void __launch_bounds__(kPermuteThreads) box_copy(const T* __restrict_
 
 // Rows shorter than a chunk are packed several to a chunk (plan_rows), so every block step moves
 // a full chunk whatever the row length.
-// The multi-stage variant: cp.async copies each box into shared memory in input order, with no
-// registers held, `STAGES - 1` boxes ahead of the one being stored; the store phase gathers in
-// output order. Rows of the staged box (2^apad_shift elements: one step of the output-inner axis)
-// are padded by 16 bytes so that the gather's lanes fall in different banks and every cp.async
-// destination stays 16-byte aligned.
-template <typename T, int TILE, int VIN, int VOUT, int STAGES>
-__global__ void __launch_bounds__(kPermuteThreads) box_copy_async(const T* __restrict__ in, T* __restrict__ out,
-                                                                  const __grid_constant__ BoxPlan p) {
-  static_assert(VIN * sizeof(T) == 4 || VIN * sizeof(T) == 8 || VIN * sizeof(T) == 16, "cp.async sizes");
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* stages = reinterpret_cast<T*>(smem_raw);
-  constexpr int kLoads = (TILE / VIN + kPermuteThreads - 1) / kPermuteThreads;
-  constexpr int kStores = (TILE / VOUT + kPermuteThreads - 1) / kPermuteThreads;
-  const PermuteShape& s = p.shape;
-  const int32_t stage_elems = p.async_smem_elems;
-  auto padded = [&](int32_t pos) { return pos + (pos >> p.apad_shift) * p.apad; };
-
-  auto issue = [&](int64_t box, int stage) {
-    if (box < p.total_boxes) {
-      const BoxOrigin o = box_origin(p, box);
-      T* buf = stages + stage * stage_elems;
-#pragma unroll
-      for (int i = 0; i < kLoads; ++i) {
-        const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VIN;
-        if (lin >= p.box_elems) continue;
-        int32_t rest = lin;
-        int64_t src = o.in;
-        bool inside = true;
-#pragma unroll
-        for (int k = 0; k < kPermuteMaxBox; ++k) {
-          if (k >= p.count) break;
-          const int32_t c = rest & ((1 << p.log2_extent[k]) - 1);
-          rest >>= p.log2_extent[k];
-          inside &= c < o.remaining[k];
-          src += c * s.in_stride[p.axis[k]];
-        }
-        if (!inside) continue;  // never read back: the store phase skips the same positions
-        const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(buf + padded(lin)));
-        if constexpr (VIN * sizeof(T) == 16) {
-          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(in + src));
-        } else {
-          asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(in + src), "n"(VIN * sizeof(T)));
-        }
-      }
-    }
-    asm volatile("cp.async.commit_group;\n" ::);  // an empty group past the end keeps the count
-  };
-
-  int64_t box = blockIdx.x;
-#pragma unroll
-  for (int k = 0; k < STAGES - 1; ++k) issue(box + k * int64_t{gridDim.x}, k);
-  for (int k = 0; box < p.total_boxes; ++k, box += gridDim.x) {
-    issue(box + (STAGES - 1) * int64_t{gridDim.x}, (k + STAGES - 1) % STAGES);
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 1));
-    __syncthreads();
-    const T* buf = stages + (k % STAGES) * stage_elems;
-    const BoxOrigin o = box_origin(p, box);
-#pragma unroll
-    for (int i = 0; i < kStores; ++i) {
-      const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VOUT;
-      if (lin >= p.box_elems) continue;
-      int32_t rest = lin, pos = 0;
-      int64_t dst = o.out;
-      bool inside = true;
-#pragma unroll
-      for (int n = 0; n < kPermuteMaxBox; ++n) {
-        if (n >= p.count) break;
-        const int k2 = p.out_order[n];
-        const int32_t c = rest & ((1 << p.log2_extent[k2]) - 1);
-        rest >>= p.log2_extent[k2];
-        inside &= c < o.remaining[k2];
-        dst += c * s.out_stride[p.axis[k2]];
-        pos += c << p.in_shift[k2];
-      }
-      if (!inside) continue;
-      const int32_t first = padded(pos);
-      const int32_t step = (1 << p.apad_shift) + p.apad;  // one step of the output-inner axis
-      Vec<T, VOUT> v;
-#pragma unroll
-      for (int j = 0; j < VOUT; ++j) v.v[j] = buf[first + j * step];
-      *reinterpret_cast<Vec<T, VOUT>*>(out + dst) = v;
-    }
-    __syncthreads();  // this stage is refilled by a later issue
-  }
-  asm volatile("cp.async.wait_all;\n" ::);
-}
-
 template <typename T, int V, int UNROLL>
 __global__ void __launch_bounds__(kPermuteThreads) row_copy(const T* __restrict__ in, T* __restrict__ out,
                                                             const __grid_constant__ RowsPlan p) {
