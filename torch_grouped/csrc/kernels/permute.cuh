@@ -129,10 +129,10 @@ __device__ __forceinline__ void store_box(T* __restrict__ out, const T* tile, co
 }
 
 // Software-pipelined over the boxes of this block: the loads of box i+1 are in flight while
-// box i is written out, so a block always has reads outstanding. Six blocks per SM (40
-// registers): the bytes in flight per SM, not instructions, bound this kernel.
+// box i is written out, so a block always has reads outstanding. (Capping registers for six
+// blocks per SM spilled the prefetched vectors and halved throughput on an H100: NOTES.md.)
 template <typename T, int TILE, int VIN, int VOUT>
-__global__ void __launch_bounds__(kPermuteThreads, 6) box_copy(const T* __restrict__ in, T* __restrict__ out,
+__global__ void __launch_bounds__(kPermuteThreads) box_copy(const T* __restrict__ in, T* __restrict__ out,
                                                             const __grid_constant__ BoxPlan p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* tile = reinterpret_cast<T*>(smem_raw);
