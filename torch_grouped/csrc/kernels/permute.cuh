@@ -52,6 +52,35 @@ __device__ __forceinline__ BoxOrigin box_origin(const BoxPlan& p, int64_t index)
   return o;
 }
 
+// Element `lin` of a box, counted in input order (kOutputOrder = false: slot 0 fastest) or in
+// output order (true: out_order[0] fastest): its global offset from the box's base, its padded
+// position in the output-ordered tile, and whether it lies inside the tensor.
+struct BoxPoint {
+  int64_t offset;
+  int32_t pos;
+  bool inside;
+};
+
+template <bool kOutputOrder>
+__device__ __forceinline__ BoxPoint box_point(const BoxPlan& p, const BoxOrigin& o, int32_t lin) {
+  const PermuteShape& s = p.shape;
+  BoxPoint pt{kOutputOrder ? o.out : o.in, 0, true};
+#pragma unroll
+  for (int n = 0; n < kPermuteMaxBox; ++n) {
+    if (n >= p.count) break;
+    const int k = kOutputOrder ? p.out_order[n] : n;
+    const int32_t c = lin & ((1 << p.log2_extent[k]) - 1);
+    lin >>= p.log2_extent[k];
+    pt.inside &= c < o.remaining[k];
+    pt.offset += c * (kOutputOrder ? s.out_stride[p.axis[k]] : s.in_stride[p.axis[k]]);
+    pt.pos += c * static_cast<int32_t>(p.smem_stride[k]);
+  }
+  // Padding; a vector (along slot 0 on loads, along the output-inner axis on stores) never
+  // straddles a pad.
+  if (p.pad) pt.pos += (pt.pos >> p.pad_shift) * p.pad;
+  return pt;
+}
+
 // One thread's share of a box's load phase: its vectors, where they go in the tile.
 template <typename T, int TILE, int VIN>
 struct BoxLoads {
@@ -59,29 +88,17 @@ struct BoxLoads {
   Vec<T, VIN> regs[kCount];
   int32_t dst[kCount];  // padded tile position of each vector's first element, -1 if none
 
-  // Issues every load of this thread's vectors of `box` (no shared memory touched).
+  // Issues every load of this thread's vectors of the box (no shared memory touched).
   __device__ __forceinline__ void load(const T* __restrict__ in, const BoxPlan& p, const BoxOrigin& o) {
-    const PermuteShape& s = p.shape;
 #pragma unroll
     for (int i = 0; i < kCount; ++i) {
       const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VIN;
       dst[i] = -1;
       if (lin >= p.box_elems) continue;
-      int32_t rest = lin, pos = 0;
-      int64_t src = o.in;
-      bool inside = true;
-#pragma unroll
-      for (int k = 0; k < kPermuteMaxBox; ++k) {
-        if (k >= p.count) break;
-        const int32_t c = rest & ((1 << p.log2_extent[k]) - 1);
-        rest >>= p.log2_extent[k];
-        inside &= c < o.remaining[k];
-        src += c * s.in_stride[p.axis[k]];
-        pos += c * static_cast<int32_t>(p.smem_stride[k]);
-      }
-      if (!inside) continue;
-      regs[i] = *reinterpret_cast<const Vec<T, VIN>*>(in + src);
-      dst[i] = p.pad ? pos + (pos >> p.pad_shift) * p.pad : pos;
+      const BoxPoint pt = box_point<false>(p, o, lin);
+      if (!pt.inside) continue;
+      regs[i] = *reinterpret_cast<const Vec<T, VIN>*>(in + pt.offset);
+      dst[i] = pt.pos;
     }
   }
 
@@ -101,30 +118,16 @@ template <typename T, int TILE, int VOUT>
 __device__ __forceinline__ void store_box(T* __restrict__ out, const T* tile, const BoxPlan& p,
                                           const BoxOrigin& o) {
   constexpr int kStores = (TILE / VOUT + kPermuteThreads - 1) / kPermuteThreads;
-  const PermuteShape& s = p.shape;
 #pragma unroll
   for (int i = 0; i < kStores; ++i) {
     const int32_t lin = (threadIdx.x + i * kPermuteThreads) * VOUT;
     if (lin >= p.box_elems) continue;
-    int32_t rest = lin, pos = 0;
-    int64_t dst = o.out;
-    bool inside = true;
-#pragma unroll
-    for (int n = 0; n < kPermuteMaxBox; ++n) {
-      if (n >= p.count) break;
-      const int k = p.out_order[n];
-      const int32_t c = rest & ((1 << p.log2_extent[k]) - 1);
-      rest >>= p.log2_extent[k];
-      inside &= c < o.remaining[k];
-      dst += c * s.out_stride[p.axis[k]];
-      pos += c * static_cast<int32_t>(p.smem_stride[k]);
-    }
-    if (!inside) continue;
-    if (p.pad) pos += (pos >> p.pad_shift) * p.pad;  // a vector never straddles a pad
+    const BoxPoint pt = box_point<true>(p, o, lin);
+    if (!pt.inside) continue;
     Vec<T, VOUT> v;
 #pragma unroll
-    for (int j = 0; j < VOUT; ++j) v.v[j] = tile[pos + j];
-    *reinterpret_cast<Vec<T, VOUT>*>(out + dst) = v;
+    for (int j = 0; j < VOUT; ++j) v.v[j] = tile[pt.pos + j];
+    *reinterpret_cast<Vec<T, VOUT>*>(out + pt.offset) = v;
   }
 }
 
