@@ -24,8 +24,12 @@ std::vector<at::Tensor> syr2k_composite(at::TensorList a, at::TensorList b, at::
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < a.size(); ++i) {
     const at::ScalarType acc = accumulate_dtype(a[i]);
-    const at::Tensor ai = a[i].to(acc), bi = b[i].to(acc);
-    at::Tensor t = at::addmm(at::mm(ai, bi.t()), bi, ai.t(), 1.0, 1.0).mul_(alpha);
+    // a bᵀ + b aᵀ = [a b] [b a]ᵀ: one matmul over 2K in the input dtype (cuBLAS accumulates half
+    // inputs in fp32), one rounding; the epilogue in fp32.
+    const at::Tensor x = at::cat({a[i], b[i]}, 1), y = at::cat({b[i], a[i]}, 1);
+    const bool native = a[i].is_cuda() || a[i].scalar_type() == acc;
+    at::Tensor t = native ? at::mm(x, y.t()).to(acc) : at::mm(x.to(acc), y.t().to(acc));
+    t.mul_(alpha);
     if (beta != 0.0 && !c.empty()) t.add_(c[i].to(acc), beta);
     out.push_back(fold_triangle(t, uplo).to(a[i].scalar_type()).contiguous());
   }
