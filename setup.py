@@ -125,7 +125,6 @@ setup(
     version="0.1.0",
     description="Grouped GEMM, grouped SYR2K, Stream-K matmul and layout transforms as torch.library ops",
     packages=find_packages(include=["torch_grouped", "torch_grouped.*"]),
-    package_data={"torch_grouped": ["data/*.json"]},
     ext_modules=extensions(),
     cmdclass={"build_ext": build_ext_class()},
     options={"bdist_wheel": {"py_limited_api": "cp39"}},
