@@ -9,7 +9,7 @@ _ops = torch.ops.grouped
 def _call(op, tensors, *args, **kwargs):
     """Calls `op`, skipping the Python autograd kernel when no gradient can flow (it costs a few
     microseconds, which small tensors notice). Under torch.compile the op is traced as is."""
-    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in tensors)):
         return op(*args, **kwargs)
     with torch._C._AutoDispatchBelowAutograd():
         return op(*args, **kwargs)
@@ -40,7 +40,8 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = 
     * 2D × 2D: ``a [M, K]``, ``b [K, N]``, K grouped → ``[G, M, N]``
     * 3D × 3D: batched, ``offs`` must be None → ``[G, M, N]``
 
-    Rows (or K slices) past the last offset give zeros. On the GPU, ``offs`` stays on the GPU.
+    Rows (or K slices) past the last offset give zeros. (The CUDA path currently reads ``offs``
+    on the host, one synchronisation per call, until the grouped kernel lands.)
     """
     return _call(_ops.grouped_mm, (a, b), a, b, offs, out_dtype=out_dtype)
 
