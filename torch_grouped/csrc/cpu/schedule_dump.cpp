@@ -3,7 +3,10 @@
 // They take only sizes, so they are registered for every backend (CompositeImplicitAutograd).
 #include <torch/library.h>
 
+#include <sstream>
+
 #include "../common/checks.h"
+#include "../common/permute_plan.h"
 #include "../sched/group_order.h"
 #include "../sched/grouped_visitor.h"
 #include "../sched/rank2k_visitor.h"
@@ -103,9 +106,36 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
   return rows_to_tensor(rows, 11);
 }
 
+// The planner's choice, as text: the simplified shape, the kernel, and for a box its axes
+// (input order), extents, tile positions, padding and count.
+std::string permute_plan(at::IntArrayRef sizes, at::IntArrayRef strides, at::IntArrayRef dims,
+                         int64_t element_size, int64_t tile_elems) {
+  TORCH_CHECK_VALUE(sizes.size() == strides.size() && sizes.size() == dims.size() && sizes.size() <= 8,
+                    "permute plan: sizes, strides and dims must have one entry per axis (at most 8)");
+  const PermuteShape s = simplify_permutation(static_cast<int>(sizes.size()), sizes.data(),
+                                              strides.data(), dims.data());
+  std::ostringstream out;
+  out << "shape";
+  for (int d = 0; d < s.rank; ++d) out << " " << s.size[d] << "@" << s.in_stride[d];
+  const PermuteKind kind = choose_permute_kind(s, element_size);
+  const char* names[] = {"empty", "rows", "box", "gather"};
+  out << " | " << names[static_cast<int>(kind)];
+  if (kind == PermuteKind::Box) {
+    const BoxPlan b = plan_box(s, element_size, tile_elems);
+    out << " | axes";
+    for (int k = 0; k < b.count; ++k) out << " " << b.axis[k] << ":" << (1 << b.log2_extent[k]) << "@" << b.smem_stride[k];
+    out << " | out_order";
+    for (int k = 0; k < b.count; ++k) out << " " << b.out_order[k];
+    out << " | pad " << b.pad << " every " << (1 << b.pad_shift) << " | elems " << b.box_elems << " smem "
+        << b.smem_elems << " boxes " << b.total_boxes;
+  }
+  return out.str();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
+  m.impl("_permute_plan", &permute_plan);
   m.impl("_schedule_grouped", &schedule_grouped);
   m.impl("_schedule_rank2k", &schedule_rank2k);
   m.impl("_schedule_streamk", &schedule_streamk);

@@ -1,0 +1,82 @@
+"""The permute_copy planner (csrc/common/permute_plan.cpp) that picks the GPU kernel and its tile:
+its decisions on the benchmark shapes, and its invariants on random permutations. CPU only: the
+planner is host code."""
+import math
+import re
+
+import expecttest
+import torch
+from hypothesis import given, settings, strategies as st
+
+plan = torch.ops.grouped._permute_plan
+
+
+def _contiguous_strides(shape):
+    return [math.prod(shape[d + 1:]) for d in range(len(shape))]
+
+
+def _plan(shape, perm, element_size=2, tile=8192, strides=None):
+    strides = strides or _contiguous_strides(shape)
+    return plan(list(shape), strides, list(perm), element_size, tile)
+
+
+class TestPlanDumps(expecttest.TestCase):
+    def test_nhwc_to_nchw_is_a_2d_box(self):
+        self.assertExpectedInline(_plan((1, 384, 512, 128), (0, 3, 1, 2)), """\
+shape 128@1 196608@128 | box | axes 0:64@128 1:128@1 | out_order 1 0 | pad 2 every 128 | elems 8192 smem 8320 boxes 3072""")
+
+    def test_tiny_axes_fold_the_middle_axis_into_a_3d_box(self):
+        self.assertExpectedInline(_plan((3, 1024, 1024, 7), (3, 1, 2, 0)), """\
+shape 7@1 1048576@7 3@7340032 | box | axes 0:8@1024 1:256@4 2:4@1 | out_order 2 1 0 | pad 2 every 1024 | elems 8192 smem 8208 boxes 4096""")
+
+    def test_inner_axis_that_stays_inner_is_a_row_copy(self):
+        self.assertExpectedInline(_plan((32, 1024, 1024), (1, 0, 2)), """shape 1024@1024 32@1048576 1024@1 | rows""")
+
+    def test_strided_input_without_unit_stride_gathers(self):
+        self.assertExpectedInline(_plan((8, 6), (1, 0), strides=[12, 2]), """shape 6@2 8@12 | gather""")
+
+    def test_size_one_axes_vanish_and_identity_is_one_row(self):
+        self.assertExpectedInline(_plan((1, 5, 1, 300), (2, 1, 0, 3)), """shape 1500@1 | rows""")
+
+
+_SHAPE = re.compile(r"shape((?: \d+@\d+)*) \| (\w+)")
+_BOX = re.compile(r"axes((?: \d+:\d+@\d+)+) \| out_order((?: \d+)+) \| pad (\d+) every (\d+) \| "
+                  r"elems (\d+) smem (\d+) boxes (\d+)")
+
+
+@settings(max_examples=200, deadline=None)
+@given(shape=st.lists(st.integers(1, 300), min_size=1, max_size=6), data=st.data(),
+       element_size=st.sampled_from([1, 2, 4, 8, 16]))
+def test_box_plans_keep_their_invariants(shape, data, element_size):
+    perm = data.draw(st.permutations(range(len(shape))))
+    tile = 16384 // element_size
+    text = _plan(shape, perm, element_size, tile)
+    m = _SHAPE.match(text)
+    axes = [tuple(map(int, a.split("@"))) for a in m.group(1).split()]
+    sizes, in_strides = [a for a, _ in axes], [b for _, b in axes]
+    assert math.prod(sizes) == math.prod(shape)
+    # merged output axes are never contiguous in the input as well
+    assert all(in_strides[d] != in_strides[d + 1] * sizes[d + 1] for d in range(len(sizes) - 1))
+    if m.group(2) != "box":
+        return
+    b = _BOX.search(text)
+    slots = [tuple(int(v) for v in re.split("[:@]", s)) for s in b.group(1).split()]
+    out_order = [int(v) for v in b.group(2).split()]
+    pad, every, elems, smem, boxes = (int(b.group(i)) for i in range(3, 8))
+    ext = {axis: e for axis, e, _ in slots}
+    assert in_strides[slots[0][0]] == 1                        # loads run along the unit-stride axis
+    assert slots[out_order[0]][0] == len(sizes) - 1            # stores along the output-inner axis
+    assert all(e & (e - 1) == 0 and e <= 2 * sizes[a] for a, e in ext.items())  # powers of two, no waste
+    assert elems == math.prod(ext.values()) <= tile
+    assert boxes == math.prod(-(-s // ext.get(d, 1)) for d, s in enumerate(sizes))
+    # tile positions: output order, innermost first
+    step = 1
+    for slot in out_order:
+        assert slots[slot][2] == step
+        step *= slots[slot][1]
+    if pad:  # the load phase scatters `every` positions apart: padded, consecutive lanes change bank
+        assert every == slots[0][2] and smem == elems + elems // every * pad
+        words = (every + pad) * element_size // 4
+        assert element_size > 4 or words % 2 == 1
+    else:
+        assert slots[0][0] == len(sizes) - 1 and smem == elems
