@@ -8,7 +8,8 @@
 // boxes, software-pipelined (the next box's loads are issued before the current box is stored);
 // all offsets are 64-bit.
 // row_copy: the innermost output axis is the input's unit-stride axis: vectorised row copies.
-// gather_copy: inputs with no unit-stride axis: one element per thread, coalesced writes.
+// gather_copy: inputs with no unit-stride axis, or where no vector access fits on either side:
+// one element per thread, coalesced writes.
 #pragma once
 #include <cstdint>
 
