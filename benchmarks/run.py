@@ -84,7 +84,8 @@ def main(argv=None):
         cases = list(SCRIPTS[op].cases(device))
         for case in tqdm(cases, desc=op, file=sys.stdout, dynamic_ncols=True):
             results.append(run_case(case, device))
-            torch.cuda.empty_cache() if device == "cuda" else None
+            if device == "cuda":
+                torch.cuda.empty_cache()  # the next case's inputs may be large
     print_table(results, limits)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"device": name, "torch": torch.__version__, "ceilings": limits, "results": results}, f, indent=1)

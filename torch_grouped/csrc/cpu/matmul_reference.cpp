@@ -12,7 +12,7 @@ at::Tensor matmul_accumulate(const at::Tensor& a, const at::Tensor& b, at::Scala
   // cuBLAS accumulates half products in fp32 already; elsewhere upcast so that the CPU path
   // accumulates in fp32 too.
   if (half_in && a.is_cuda() && out_dtype == a.scalar_type()) return at::matmul(a, b);
-  const at::ScalarType acc = a.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const at::ScalarType acc = accumulate_dtype(a);
   return at::matmul(a.to(acc), b.to(acc)).to(out_dtype);
 }
 

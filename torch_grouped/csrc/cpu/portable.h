@@ -9,6 +9,11 @@
 
 namespace torch_grouped {
 
+// The dtype the portable paths accumulate in: fp64 for double inputs, fp32 otherwise.
+inline at::ScalarType accumulate_dtype(const at::Tensor& t) {
+  return t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+}
+
 // a @ b in `out_dtype`, accumulating in fp32 for half inputs (fp64 for double); K = 0 gives zeros.
 at::Tensor matmul_accumulate(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype);
 

@@ -21,7 +21,7 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
       is_auto ? sched::choose_streamk_plan(sched::StreamKModel{}, m, n, k, tm, tn, tk, g)
               : sched::make_streamk_plan(m, n, k, tm, tn, tk, d, s, g);
 
-  const at::ScalarType acc_t = a.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const at::ScalarType acc_t = accumulate_dtype(a);
   const at::Tensor a_acc = a.to(acc_t), b_acc = b.to(acc_t);
   at::Tensor out = at::empty({m, n}, a.options().dtype(acc_t));
   std::vector<at::Tensor> workspace(plan.workspace_slots());

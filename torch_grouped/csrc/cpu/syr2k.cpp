@@ -7,10 +7,6 @@
 namespace torch_grouped {
 namespace {
 
-at::ScalarType accumulate_dtype(const at::Tensor& t) {
-  return t.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-}
-
 // Keeps the `uplo` triangle of t (diagonal included) and mirrors it into the other one.
 at::Tensor fold_triangle(const at::Tensor& t, sched::Uplo uplo) {
   return uplo == sched::Uplo::Lower ? at::tril(t) + at::tril(t, -1).t() : at::triu(t) + at::triu(t, 1).t();
