@@ -103,7 +103,7 @@ def extensions():
                  "to a CUTLASS checkout (or build the CPU path only with TORCH_GROUPED_CUDA=0)")
     sources += sorted(str(p) for p in (CSRC / "cuda").glob("*.cpp"))
     sources += sorted(str(p) for p in (CSRC / "cuda").glob("*.cu"))
-    sources += sorted(str(p) for p in (CSRC / "instantiations").glob("*.cu"))
+    sources += sorted(str(p) for p in (CSRC / "instantiations").glob("*.c[pu]*"))
     nvcc = opt + ["-DNDEBUG", "--expt-relaxed-constexpr", "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1"]
     if debug:
         nvcc.append("-lineinfo")

@@ -13,8 +13,11 @@ def rel_error(out, ref):
     assert not out.isnan().any(), "NaN in the output"
     if ref.numel() == 0:
         return 0.0
-    denom = ref.norm().item()
-    return (out - ref).norm().item() / (denom if denom > 0 else 1.0)
+    # The floor (an RMS of 0.1 per element; test inputs are standard normal, so results are of
+    # order 1 or more) keeps a nearly cancelled result, such as a 1x1 syr2k of a 3-term dot
+    # product, from turning rounding noise into a huge ratio.
+    denom = max(ref.norm().item(), 0.1 * ref.numel() ** 0.5)
+    return (out - ref).norm().item() / denom
 
 
 def assert_close(out, ref, dtype):

@@ -26,7 +26,8 @@ def test_grouped_visits_every_tile_once(seed, mode):
     tm, tn = rng.choice([(128, 128), (128, 256), (64, 128), (256, 64)])
     grid = rng.randint(1, 140)
     sort = rng.random() < 0.5
-    rows = sched._schedule_grouped(m, n, k, tm, tn, grid, mode, sort).tolist()
+    panel = rng.choice([0, 1, 3, 8])
+    rows = sched._schedule_grouped(m, n, k, tm, tn, grid, mode, sort, panel=panel).tolist()
     seen = collections.Counter((g, i, j) for _, _, g, i, j, _ in rows)
     expected = {(g, i, j) for g in range(groups) for i, j in _tiles(m[g], n[g], tm, tn)}
     assert set(seen) == expected and all(v == 1 for v in seen.values())
@@ -37,6 +38,22 @@ def test_grouped_visits_every_tile_once(seed, mode):
     assert all(steps == list(range(len(steps))) for steps in per_cta.values())
     counts = [len(v) for v in per_cta.values()]
     assert not counts or max(counts) - min(counts) <= 1 or len(per_cta) < grid
+
+
+def test_panel_raster_keeps_a_wave_in_a_panel():
+    """Panels 8 tiles wide: the first 132 tiles of a 16 x 112-tile grid are the 128 tiles of
+    columns 0-7 and 4 tiles of row 0 in the next panel, so one wave reads 16 A strips and 12 B
+    strips instead of 2 A strips and all 112 B strips (n fastest)."""
+    rows = sched._schedule_grouped([2048], [14336], [4096], 128, 128, 132, "device", False, panel=8).tolist()
+    first_wave = [(i, j) for _, step, _, i, j, _ in rows if step == 0]
+    assert {j for _, j in first_wave} == set(range(12))
+    assert {i for i, _ in first_wave} == set(range(16))
+    # a narrow last panel: 10 columns in panels of 4 -> widths 4, 4, 2
+    rows = sched._schedule_grouped([256], [10 * 128], [64], 128, 128, 1, "device", False, panel=4).tolist()
+    assert [(i, j) for *_, i, j, _ in rows] == [
+        (0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1), (1, 2), (1, 3),
+        (0, 4), (0, 5), (0, 6), (0, 7), (1, 4), (1, 5), (1, 6), (1, 7),
+        (0, 8), (0, 9), (1, 8), (1, 9)]
 
 
 def test_grouped_modes_agree():

@@ -6,7 +6,7 @@
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
 #   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default "cuda and (layout or permute) and not huge"),
-#              SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
+#              TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
@@ -47,7 +47,7 @@ cuobjdump --dump-sass torch_grouped/_C.abi3.so 2>/dev/null | awk '/Function :/{f
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   step "tests (one process per file, so that a crash hides nothing else; full log in pytest.log)"
-  for f in test/test_*.py; do
+  for f in ${TESTS:-test/test_*.py}; do
     python3 -X faulthandler -m pytest "$f" -v -p no:cacheprovider >> "$OUT/pytest.log" 2>&1
     echo "$f: exit $? $(grep -E '^(FAILED|ERROR)|Fatal Python' "$OUT/pytest.log" | wc -l) failures so far"
   done

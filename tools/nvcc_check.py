@@ -28,7 +28,7 @@ def main(source, sass=False):
            "-I", sysconfig.get_paths()["include"]] + [f"-I{i}" for i in includes]
     r = subprocess.run(cmd, capture_output=True, text=True)
     lines = [l for l in r.stderr.splitlines() if "error" in l or "Used" in l or "spill" in l or "Compiling entry" in l]
-    print("\n".join(lines) if r.returncode == 0 else r.stderr[-8000:])
+    print("\n".join(lines) if r.returncode == 0 else r.stderr[:6000])
     if r.returncode == 0 and sass:
         tool = glob.glob(os.path.join(os.path.dirname(__import__("triton").__file__), "backends/nvidia/bin/cuobjdump"))[0]
         print(subprocess.run([tool, "--dump-sass", out], capture_output=True, text=True).stdout)

@@ -9,7 +9,7 @@ def _out_dtype(x, out_dtype):
 
 
 @torch.library.register_fake("grouped::gemm")
-def _gemm_fake(a, b, *, out_dtype=None):
+def _gemm_fake(a, b, *, out_dtype=None, schedule="auto", sort_by_k=True):
     torch._check(len(a) == len(b), lambda: f"gemm: a has {len(a)} tensors but b has {len(b)}")
     return [x.new_empty((x.shape[0], y.shape[1]), dtype=_out_dtype(x, out_dtype)) for x, y in zip(a, b)]
 

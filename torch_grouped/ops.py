@@ -16,17 +16,23 @@ def _call(op, tensors, *args, **kwargs):
 
 
 def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
-         out_dtype: Optional[torch.dtype] = None) -> List[torch.Tensor]:
+         out_dtype: Optional[torch.dtype] = None, schedule: str = "auto",
+         sort_by_k: bool = True) -> List[torch.Tensor]:
     """Grouped matmul over lists: ``c[i] = a[i] @ b[i]``.
 
     Every group has its own sizes: ``a[i]`` is ``[M_i, K_i]``, ``b[i]`` is ``[K_i, N_i]``; any of
     them may be 0 (``K_i = 0`` gives zeros). Transposed views are used without a copy. Half inputs
     accumulate in fp32; ``out_dtype=torch.float32`` keeps the fp32 result.
+
+    On Hopper, all groups run in one persistent kernel. ``schedule`` says how its CTAs find their
+    tiles: ``"host"`` (per-CTA lists computed on the host, sent with the problem table),
+    ``"device"`` (each warp walks the groups itself) or ``"auto"`` (host). ``sort_by_k`` visits
+    the groups by K, descending, so that the longest tiles are dealt out first.
     """
     a, b = list(a), list(b)
     if not a and not b:  # no groups: nothing to dispatch on, nothing to compute
         return []
-    return _call(_ops.gemm, a + b, a, b, out_dtype=out_dtype)
+    return _call(_ops.gemm, a + b, a, b, out_dtype=out_dtype, schedule=schedule, sort_by_k=sort_by_k)
 
 
 def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = None, *,
@@ -40,8 +46,12 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = 
     * 2D × 2D: ``a [M, K]``, ``b [K, N]``, K grouped → ``[G, M, N]``
     * 3D × 3D: batched, ``offs`` must be None → ``[G, M, N]``
 
-    Rows (or K slices) past the last offset give zeros. (The CUDA path currently reads ``offs``
-    on the host, one synchronisation per call, until the grouped kernel lands.)
+    Rows (or K slices) past the last offset give zeros. On Hopper with bf16/fp16 inputs the
+    2D × 3D, 3D × 2D and 3D × 3D forms run in one persistent kernel that reads ``offs`` on the
+    device: no synchronisation, capturable in a CUDA graph. There, offsets that are not
+    non-decreasing or exceed the grouped size cannot be reported; they are clamped, so the result
+    is unspecified but memory is never touched outside the tensors. Other cases read ``offs`` on
+    the host and validate it.
     """
     return _call(_ops.grouped_mm, (a, b), a, b, offs, out_dtype=out_dtype)
 

@@ -12,14 +12,14 @@ PyObject* PyInit__C(void) {
 }
 
 TORCH_LIBRARY(grouped, m) {
-  m.def("gemm(Tensor[] a, Tensor[] b, *, ScalarType? out_dtype=None) -> Tensor[]");
+  m.def("gemm(Tensor[] a, Tensor[] b, *, ScalarType? out_dtype=None, str schedule=\"auto\", bool sort_by_k=True) -> Tensor[]");
   m.def("grouped_mm(Tensor a, Tensor b, Tensor? offs=None, *, ScalarType? out_dtype=None) -> Tensor");
   m.def("syr2k(Tensor[] a, Tensor[] b, Tensor[] c, *, str uplo=\"L\", float alpha=1.0, float beta=0.0) -> Tensor[]");
   m.def("streamk_mm(Tensor a, Tensor b, *, str decomposition=\"auto\", int splits=0, int grid=0) -> Tensor");
   m.def("permute_copy(Tensor x, int[] dims) -> Tensor");
   m.def("layout_transform(Tensor x, str src_layout, str dst_layout) -> Tensor");
   // Private: scheduler enumerations for the tests (csrc/cpu/schedule_dump.cpp).
-  m.def("_schedule_grouped(int[] m, int[] n, int[] k, int tile_m, int tile_n, int grid, str mode, bool sort_by_k) -> Tensor");
+  m.def("_schedule_grouped(int[] m, int[] n, int[] k, int tile_m, int tile_n, int grid, str mode, bool sort_by_k, *, int panel=0) -> Tensor");
   m.def("_schedule_rank2k(int[] n, int tile_m, int tile_n, int grid, str uplo) -> Tensor");
   m.def("_schedule_streamk(int m, int n, int k, int tile_m, int tile_n, int tile_k, str decomposition, int splits, int grid) -> Tensor");
   // Private: the permute_copy planner's decision for a tensor (csrc/cpu/schedule_dump.cpp).

@@ -75,6 +75,14 @@ std::vector<GroupShape> check_gemm(at::TensorList a, at::TensorList b,
   return shapes;
 }
 
+GemmSchedule check_gemm_schedule(const std::string& schedule) {
+  if (schedule == "auto") return GemmSchedule::Auto;
+  if (schedule == "host") return GemmSchedule::Host;
+  if (schedule == "device") return GemmSchedule::Device;
+  TORCH_CHECK_VALUE(false, "gemm: schedule must be one of auto, host, device; got '", schedule, "'");
+  return GemmSchedule::Auto;  // unreachable: the check above throws
+}
+
 GroupedMmShape check_grouped_mm(const at::Tensor& a, const at::Tensor& b,
                                 const std::optional<at::Tensor>& offs,
                                 std::optional<at::ScalarType> requested) {

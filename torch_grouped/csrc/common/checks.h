@@ -22,6 +22,10 @@ struct GroupShape {
 std::vector<GroupShape> check_gemm(at::TensorList a, at::TensorList b,
                                    std::optional<at::ScalarType> requested, at::ScalarType& out_dtype);
 
+// gemm's `schedule` option: how the persistent kernel finds its tiles.
+enum class GemmSchedule { Auto, Host, Device };
+GemmSchedule check_gemm_schedule(const std::string& schedule);
+
 // The four forms of torch._grouped_mm.
 enum class GroupedMmForm { A2dB3d, A3dB2d, A2dB2d, A3dB3d };
 

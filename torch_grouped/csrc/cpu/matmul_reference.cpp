@@ -16,8 +16,12 @@ at::Tensor matmul_accumulate(const at::Tensor& a, const at::Tensor& b, at::Scala
   return at::matmul(a.to(acc), b.to(acc)).to(out_dtype);
 }
 
+// `schedule` and `sort_by_k` steer the GPU kernel's tile order; one matmul per group has none.
 std::vector<at::Tensor> gemm_portable(at::TensorList a, at::TensorList b,
-                                      std::optional<at::ScalarType> out_dtype) {
+                                      std::optional<at::ScalarType> out_dtype,
+                                      const std::string& schedule, bool sort_by_k) {
+  (void)sort_by_k;
+  check_gemm_schedule(schedule);
   at::ScalarType od;
   check_gemm(a, b, out_dtype, od);
   std::vector<at::Tensor> out;

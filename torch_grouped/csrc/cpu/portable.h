@@ -18,7 +18,8 @@ inline at::ScalarType accumulate_dtype(const at::Tensor& t) {
 at::Tensor matmul_accumulate(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype);
 
 std::vector<at::Tensor> gemm_portable(at::TensorList a, at::TensorList b,
-                                      std::optional<at::ScalarType> out_dtype);
+                                      std::optional<at::ScalarType> out_dtype,
+                                      const std::string& schedule, bool sort_by_k);
 
 // Reads `offs` on the host: on a GPU this synchronises.
 at::Tensor grouped_mm_portable(const at::Tensor& a, const at::Tensor& b,

@@ -62,11 +62,14 @@ std::vector<int32_t> identity_order(size_t count) {
 }
 
 at::Tensor schedule_grouped(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRef k, int64_t tile_m,
-                            int64_t tile_n, int64_t grid, const std::string& mode, bool sort_by_k) {
+                            int64_t tile_n, int64_t grid, const std::string& mode, bool sort_by_k,
+                            int64_t panel) {
   TORCH_CHECK_VALUE(m.size() == n.size() && n.size() == k.size(), "schedule: m, n, k differ in length");
   const std::vector<int64_t> mv(m.begin(), m.end()), nv(n.begin(), n.end()), kv(k.begin(), k.end());
   const auto order = sort_by_k ? sched::order_by_k_descending(kv) : identity_order(kv.size());
-  const sched::GemmTiles tiles{{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)}};
+  TORCH_CHECK_VALUE(panel >= 0, "schedule: panel must be >= 0, got ", panel);
+  const sched::GemmTiles tiles{{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)},
+                               static_cast<int32_t>(panel)};
   return dump_grouped(mv, nv, order, tiles, grid, mode);
 }
 

@@ -19,4 +19,16 @@ inline int multiprocessor_count(int device) {
   return n;
 }
 
+// The major compute capability of `device` (9 for Hopper), cached.
+inline int compute_capability_major(int device) {
+  static std::atomic<int> cache[64];
+  if (device < 0 || device >= 64) device = 0;
+  int major = cache[device].load(std::memory_order_relaxed);
+  if (major == 0) {
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    cache[device].store(major, std::memory_order_relaxed);
+  }
+  return major;
+}
+
 }  // namespace torch_grouped

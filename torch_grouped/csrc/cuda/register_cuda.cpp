@@ -4,6 +4,7 @@
 
 #include "../common/checks.h"
 #include "../cpu/portable.h"
+#include "grouped_gemm_cuda.h"
 #include "layout_cuda.h"
 
 namespace torch_grouped {
@@ -20,8 +21,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CUDA, m) {
-  m.impl("gemm", &gemm_portable);
-  m.impl("grouped_mm", &grouped_mm_portable);
+  m.impl("gemm", &gemm_cuda);
+  m.impl("grouped_mm", &grouped_mm_cuda);
   m.impl("syr2k", &syr2k_composite);
   m.impl("streamk_mm", &streamk_mm_cuda);
   m.impl("permute_copy", &permute_copy_cuda);

@@ -19,17 +19,28 @@ struct GroupSizes {
   int32_t count;
 };
 
-// GEMM tiles: the full ceil(m/tm) × ceil(n/tn) grid, rasterised row-major (n fastest).
+// GEMM tiles: the full ceil(m/tm) × ceil(n/tn) grid. With `panel` = 0 they are rasterised
+// row-major (n fastest). With `panel` = P > 0 the grid is cut into column panels P tiles wide and
+// each panel is walked row-major: a wave of W CTAs then covers about W/P tile rows × P tile
+// columns, so the A rows and B columns it streams stay in L2 instead of re-reading all of B for
+// every tile row (n fastest) or all of A for every tile column (m fastest).
 struct GemmTiles {
   TileShape tile;
+  int32_t panel = 0;
   TG_HOST_DEVICE int64_t tiles_n(int64_t n) const { return ceil_div(n, tile.n); }
   TG_HOST_DEVICE int64_t count(int64_t m, int64_t n) const {
     return ceil_div(m, tile.m) * ceil_div(n, tile.n);
   }
   TG_HOST_DEVICE TileCoord coord(int32_t group, int64_t m, int64_t n, int64_t local) const {
-    (void)m;
     const int64_t tn = tiles_n(n);
-    return TileCoord{group, static_cast<int32_t>(local / tn), static_cast<int32_t>(local % tn), true};
+    if (panel <= 0 || panel >= tn) {
+      return TileCoord{group, static_cast<int32_t>(local / tn), static_cast<int32_t>(local % tn), true};
+    }
+    const int64_t panel_tiles = ceil_div(m, tile.m) * panel;
+    const int64_t p = local / panel_tiles, within = local % panel_tiles;
+    const int64_t width = min64(panel, tn - p * panel);  // the last panel may be narrower
+    return TileCoord{group, static_cast<int32_t>(within / width),
+                     static_cast<int32_t>(p * panel + within % width), true};
   }
 };
 

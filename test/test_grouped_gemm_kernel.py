@@ -1,0 +1,187 @@
+"""The Hopper grouped GEMM kernel behind gemm and grouped_mm: ragged groups against tile edges,
+empty groups, both B layouts, every output dtype, the zero tail, both scheduler modes, CUDA graphs,
+and the inputs TMA cannot address (which must take the correct slower path)."""
+import random
+
+import pytest
+import torch
+
+import reference
+import torch_grouped as tg
+
+HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+
+HALF = [torch.bfloat16, torch.float16]
+
+
+def poison_next_allocation(numel):
+    """Fills a freed block with NaN so that the op's output, which the caching allocator carves
+    from it, shows every element the kernel does not write."""
+    torch.empty(numel + 4096, device="cuda", dtype=torch.float32).fill_(float("nan"))
+
+
+def weights(groups, k, n, dtype, k_major, generator):
+    if k_major:  # [G, N, K] storage seen as [G, K, N]: unit stride along K
+        return torch.randn(groups, n, k, generator=generator).to("cuda", dtype).mT
+    return torch.randn(groups, k, n, generator=generator).to("cuda", dtype)
+
+
+def check(out, ref, dtype):
+    assert not out.isnan().any(), "unwritten (NaN) elements in the output"
+    reference.assert_close(out, ref, dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("k_major", [True, False])
+@pytest.mark.parametrize("out_dtype", [None, torch.float32])
+@pytest.mark.parametrize("k, n", [(8, 8), (64, 128), (72, 136), (200, 264), (1000, 520)])
+def test_ragged_rows(dtype, k_major, out_dtype, k, n):
+    g = torch.Generator().manual_seed(k * 1000 + n)
+    counts = [0, 1, 127, 128, 129, 300, 0, 64, 5]
+    offs = torch.tensor(counts, dtype=torch.int32).cumsum(0).to(torch.int32)
+    rows = int(offs[-1]) + 37  # 37 rows past the last offset must come out as zeros
+    a = torch.randn(rows, k, generator=g).to("cuda", dtype)
+    b = weights(len(counts), k, n, dtype, k_major, g)
+    poison_next_allocation(rows * n)
+    out = tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)
+    assert out.dtype == (out_dtype or dtype)
+    check(out, reference.grouped_mm(a, b, offs), dtype)
+    assert torch.all(out[int(offs[-1]):] == 0)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("k_major", [True, False])
+def test_ragged_columns_and_batched(dtype, k_major):
+    g = torch.Generator().manual_seed(1)
+    groups, m, k = 5, 200, 96
+    ends = torch.tensor([0, 136, 137, 400, 408], dtype=torch.int32)
+    a = torch.randn(groups, m, k, generator=g).to("cuda", dtype)
+    b = weights(1, k, 420, dtype, k_major, g)[0]
+    poison_next_allocation(m * 420)
+    out = tg.grouped_mm(a, b, ends.cuda())
+    check(out, reference.grouped_mm(a, b, ends), dtype)
+    assert torch.all(out[:, 408:] == 0)
+    bb = weights(groups, k, 136, dtype, k_major, g)
+    poison_next_allocation(groups * m * 136)
+    check(tg.grouped_mm(a, bb), reference.grouped_mm(a, bb, None), dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_moe_sizes_many_k_blocks(dtype):
+    """Large enough for 128x256 tiles, several tiles per CTA and a deep K loop."""
+    g = torch.Generator().manual_seed(2)
+    counts = torch.bincount(torch.randint(8, (6000,), generator=g), minlength=8)
+    offs = counts.cumsum(0).to(torch.int32)
+    a = torch.randn(6000, 2048, generator=g).to("cuda", dtype)
+    for k_major in (True, False):
+        b = weights(8, 2048, 3072, dtype, k_major, g)
+        check(tg.grouped_mm(a, b, offs.cuda()), reference.grouped_mm(a.float(), b.float(), offs), dtype)
+
+
+def test_all_groups_empty_and_no_groups():
+    a = torch.randn(50, 64, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(4, 64, 128, device="cuda", dtype=torch.bfloat16)
+    poison_next_allocation(50 * 128)
+    out = tg.grouped_mm(a, b, torch.zeros(4, dtype=torch.int32, device="cuda"))
+    assert torch.all(out == 0)
+    empty = tg.grouped_mm(a, b[:0], torch.zeros(0, dtype=torch.int32, device="cuda"))
+    assert empty.shape == (50, 128) and torch.all(empty == 0)
+
+
+def test_routed_offsets_in_a_cuda_graph():
+    """Captured once, replayed with new routing written into the same offs tensor."""
+    torch.manual_seed(3)
+    a = torch.randn(1024, 256, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(6, 256, 384, device="cuda", dtype=torch.bfloat16)
+    offs = torch.tensor([100, 300, 300, 700, 900, 1000], dtype=torch.int32, device="cuda")
+    tg.grouped_mm(a, b, offs)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.grouped_mm(a, b, offs)
+    for trial in range(3):
+        counts = torch.bincount(torch.randint(6, (900 + trial,)), minlength=6)
+        offs.copy_(counts.cumsum(0).to(torch.int32))
+        graph.replay()
+        check(out, reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+
+
+def test_misaligned_operands_take_the_slow_path():
+    """K = 12 breaks TMA's 16-byte stride rule; an offset view breaks its base alignment."""
+    offs = torch.tensor([3, 9], dtype=torch.int32, device="cuda")
+    a = torch.randn(10, 12, device="cuda", dtype=torch.float16)
+    b = torch.randn(2, 12, 16, device="cuda", dtype=torch.float16)
+    check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.float16)
+    base = torch.randn(10 * 64 + 1, device="cuda", dtype=torch.float16)
+    a = base[1:].view(10, 64)  # 2-byte aligned start
+    b = torch.randn(2, 64, 16, device="cuda", dtype=torch.float16)
+    check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.float16)
+    at = torch.randn(64, 10, device="cuda", dtype=torch.float16).t()  # M-major a: copied
+    check(tg.grouped_mm(at, b, offs), reference.grouped_mm(at, b, offs.cpu()), torch.float16)
+
+
+def list_problem(seed, dtype, groups):
+    rng = random.Random(seed)
+    a, b = [], []
+    for i in range(groups):
+        m = rng.choice([0, 1, 64, 127, 128, 129, 333])
+        n = rng.choice([8, 120, 128, 264])
+        k = rng.choice([0, 8, 64, 136, 512])
+        a.append(torch.randn(m, k, device="cuda", dtype=dtype))
+        # mixed layouts: the kernel takes one B layout and copies the minority
+        b.append(torch.randn(n, k, device="cuda", dtype=dtype).t() if i % 3 else torch.randn(k, n, device="cuda", dtype=dtype))
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("schedule", ["host", "device"])
+@pytest.mark.parametrize("sort_by_k", [True, False])
+def test_list_api(dtype, schedule, sort_by_k):
+    a, b = list_problem(HALF.index(dtype) * 4 + 2 * (schedule == "host") + sort_by_k, dtype, 40)
+    poison_next_allocation(sum(x.shape[0] * y.shape[1] for x, y in zip(a, b)))
+    out = tg.gemm(a, b, schedule=schedule, sort_by_k=sort_by_k)
+    for o, r in zip(out, reference.gemm(a, b)):
+        check(o, r, dtype)
+    out32 = tg.gemm(a, b, out_dtype=torch.float32, schedule=schedule)
+    for o, r in zip(out32, reference.gemm(a, b)):
+        assert o.dtype == torch.float32
+        check(o, r, dtype)
+
+
+def test_list_api_seed_example_modes_agree():
+    """Seed 000's four problems: every schedule and ordering gives the same bits."""
+    shapes = [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)]
+    a = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for m, _, k in shapes]
+    b = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for _, n, k in shapes]
+    runs = [tg.gemm(a, b, schedule=s, sort_by_k=o) for s in ("host", "device") for o in (True, False)]
+    for o, r in zip(runs[0], reference.gemm(a, b)):
+        check(o, r, torch.bfloat16)
+    for run in runs[1:]:
+        assert all(torch.equal(x, y) for x, y in zip(run, runs[0]))
+
+
+def test_list_api_in_a_cuda_graph():
+    a, b = list_problem(7, torch.bfloat16, 12)
+    tg.gemm(a, b)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.gemm(a, b)
+    for x in a:
+        x.normal_()
+    graph.replay()
+    for o, r in zip(out, reference.gemm(a, b)):
+        check(o, r, torch.bfloat16)
+
+
+def test_moe_layer_backward_matches_pytorch():
+    """dA goes through the kernel (N-major B); dB through the K-grouped form."""
+    torch.manual_seed(4)
+    offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
+    a = torch.randn(2048, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    b = torch.randn(4, 512, 256, device="cuda", dtype=torch.bfloat16).mT.requires_grad_()
+    grad = torch.randn(2048, 512, device="cuda", dtype=torch.bfloat16)
+    tg.grouped_mm(a, b, offs).backward(grad)
+    a32, b32 = a.detach().float().requires_grad_(), b.detach().float().requires_grad_()
+    reference.grouped_mm(a32, b32, offs.cpu()).backward(grad.double())
+    reference.assert_close(a.grad, a32.grad, torch.bfloat16)
+    reference.assert_close(b.grad, b32.grad, torch.bfloat16)

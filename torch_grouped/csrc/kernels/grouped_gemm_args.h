@@ -1,0 +1,116 @@
+// What the host hands the persistent grouped GEMM kernel (grouped_gemm_sm90.cuh), and how a group
+// index becomes one matmul problem. Plain structs, shared by the host launcher and the device.
+#pragma once
+#include <cuda.h>  // CUtensorMap
+
+#include <cstdint>
+
+#include "../sched/common.h"
+#include "../sched/grouped_visitor.h"
+
+namespace torch_grouped::kernels {
+
+// Where the groups come from.
+//  RaggedM: a [M, K] with rows grouped by `offs`, b [G, K, N], out [M, N]   (grouped_mm 2D x 3D)
+//  RaggedN: a [G, M, K], b [K, N] with columns grouped by `offs`, out [M, N] (grouped_mm 3D x 2D)
+//  Batched: a [G, M, K], b [G, K, N], out [G, M, N]                          (grouped_mm 3D x 3D)
+//  List:    one (a, b, out) per group, sizes and tensor maps in `list`/`a_maps`/`b_maps` (gemm)
+enum class GroupedForm : int32_t { RaggedM = 0, RaggedN = 1, Batched = 2, List = 3 };
+enum class OutKind : int32_t { BFloat16 = 0, Half = 1, Float = 2 };
+
+// One problem of the list API, as the host writes it into the device table.
+struct ListGroup {
+  int64_t m, n, k;
+  void* c;
+  int64_t ldc;  // elements
+};
+
+struct GroupedGemmArgs {
+  // RaggedM/RaggedN/Batched: A as [batch, rows, K] (K fastest); B as [batch, N, K] when K-major,
+  // [batch, K, N] when N-major. The ragged dimension is addressed by coordinates, so one map
+  // serves every group: rows of a neighbouring group that a tile reads are never stored.
+  CUtensorMap a_map;
+  CUtensorMap b_map;
+  const CUtensorMap* a_maps;  // List: per-group maps in device memory
+  const CUtensorMap* b_maps;
+  const ListGroup* list;      // List: per-group sizes and outputs in device memory
+  const int32_t* offs;        // RaggedM/RaggedN: cumulative group ends, device memory
+  const sched::PrecomputedEntry* precomputed;  // host-precompute mode: per-CTA lists, else null
+  int64_t precomputed_stride;                  // entries per CTA in `precomputed`
+  int64_t m, n, k;  // RaggedM: total rows; RaggedN: total columns; Batched: sizes per batch
+  void* c;          // output of the non-list forms
+  int64_t ldc;      // elements
+  int64_t c_batch_stride;
+  int32_t groups;   // groups of the call; the ragged forms visit one more (see below)
+  GroupedForm form;
+  OutKind out_kind;
+  sched::GemmTiles tiles;
+};
+
+// One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.
+struct GroupProblem {
+  int64_t m, n, k;
+  int32_t a_row, a_batch;  // A map coordinates of the problem's row 0
+  int32_t b_col, b_batch;  // B map coordinates of the problem's column 0
+  const CUtensorMap* a;
+  const CUtensorMap* b;
+  char* c;                 // element (0, 0) of the problem's output
+  int64_t ldc;
+};
+
+TG_HOST_DEVICE int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+TG_HOST_DEVICE int64_t out_element_size(OutKind k) { return k == OutKind::Float ? 4 : 2; }
+
+// The number of groups the visitor walks. The ragged forms add a virtual last group with K = 0
+// that covers the rows (columns) after the last offset, so that the kernel writes their zeros
+// itself: no separate fill, nothing read on the host.
+TG_HOST_DEVICE int32_t visited_groups(const GroupedGemmArgs& p) {
+  const bool ragged = p.form == GroupedForm::RaggedM || p.form == GroupedForm::RaggedN;
+  return p.groups + (ragged ? 1 : 0);
+}
+
+// Group `g` of the call as a problem. Offsets are clamped into [previous end, total] so that even
+// invalid offsets (which the device cannot report without a synchronisation) only ever address
+// memory inside the tensors.
+template <class ReadOffset>
+TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, ReadOffset read) {
+  GroupProblem q{};
+  const int64_t es = out_element_size(p.out_kind);
+  q.a = &p.a_map;
+  q.b = &p.b_map;
+  q.ldc = p.ldc;
+  if (p.form == GroupedForm::List) {
+    const ListGroup lg = p.list[g];
+    q.m = lg.m, q.n = lg.n, q.k = lg.k;
+    q.a = p.a_maps + g, q.b = p.b_maps + g;
+    q.c = static_cast<char*>(lg.c), q.ldc = lg.ldc;
+    return q;
+  }
+  if (p.form == GroupedForm::Batched) {
+    q.m = p.m, q.n = p.n, q.k = p.k;
+    q.a_batch = q.b_batch = g;
+    q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * es;
+    return q;
+  }
+  const int64_t total = p.form == GroupedForm::RaggedM ? p.m : p.n;
+  const int64_t start = g == 0 ? 0 : clamp64(read(g - 1), 0, total);
+  const int64_t end = g == p.groups ? total : clamp64(read(g), start, total);
+  q.k = g == p.groups ? 0 : p.k;  // the virtual tail group: zeros
+  if (p.form == GroupedForm::RaggedM) {
+    q.m = end - start, q.n = p.n;
+    q.a_row = static_cast<int32_t>(start);
+    q.b_batch = g == p.groups ? 0 : g;
+    q.c = static_cast<char*>(p.c) + start * p.ldc * es;
+  } else {
+    q.m = p.m, q.n = end - start;
+    q.a_batch = g == p.groups ? 0 : g;
+    q.b_col = static_cast<int32_t>(start);
+    q.c = static_cast<char*>(p.c) + start * es;
+  }
+  return q;
+}
+
+}  // namespace torch_grouped::kernels

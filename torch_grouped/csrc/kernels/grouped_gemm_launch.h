@@ -1,0 +1,23 @@
+// The grouped GEMM kernels that exist, as plain functions the host code can call without seeing
+// CuTe: one per configuration, each defined in its own csrc/instantiations/*.cu (an sm90
+// instantiation costs a minute of nvcc, so they compile in parallel).
+#pragma once
+#include <cuda_runtime.h>
+
+#include "grouped_gemm_args.h"
+
+namespace torch_grouped::kernels {
+
+using GroupedGemmLauncher = void (*)(const GroupedGemmArgs&, int grid, cudaStream_t);
+
+enum class InputKind : int32_t { BFloat16 = 0, Half = 1 };
+
+struct GroupedGemmKernel {
+  GroupedGemmLauncher launch;
+  int tile_m, tile_n;
+};
+
+// The kernel for inputs of `input` with tile width `tile_n` (128 or 256) and B K-major or N-major.
+GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_n, bool b_k_major);
+
+}  // namespace torch_grouped::kernels

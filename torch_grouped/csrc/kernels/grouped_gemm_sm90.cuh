@@ -1,0 +1,282 @@
+// Persistent, warp-specialized grouped GEMM for Hopper (sm_90a): seed 000's grouped scheduler on
+// seed 002's producer/consumer split.
+//
+//   warpgroup 0, warp 0   producer: walks the CTA's tiles, and for each K block waits for a free
+//                         stage, then issues the TMA loads of the A and B tiles into it
+//   warpgroups 1 and 2    consumers: each owns 64 rows of the BM x BN tile, waits for a full
+//                         stage, runs WGMMA on it (fp32 accumulators in registers), releases it,
+//                         and after the last K block converts and stores its rows
+//
+// Every warp walks the same tile sequence (CTA b takes linear tiles b, b + grid, ...) through the
+// shared scheduler of csrc/sched/: the warp-parallel visitor for sizes that live on the device, or
+// the host-precomputed per-CTA list. Stages are handed over with CUTLASS's PipelineTmaAsync
+// (mbarriers with transaction counts); WGMMA operands and shared-memory layouts come from CuTe.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <cute/arch/copy_sm90_tma.hpp>
+#include <cute/atom/mma_atom.hpp>
+#include <cute/tensor.hpp>
+#include <cutlass/numeric_types.h>
+#include <cutlass/arch/reg_reconfig.h>
+#include <cutlass/pipeline/sm90_pipeline.hpp>
+
+#include "../sched/warp_visitor.cuh"
+#include "grouped_gemm_args.h"
+
+namespace torch_grouped::kernels {
+
+template <class T, int BN_, bool BKMajor_>
+struct GroupedGemmConfig {
+  using Element = T;
+  static constexpr int BM = 128, BN = BN_, BK = 64;
+  static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
+  static constexpr int Stages = BN >= 256 ? 4 : 6;
+  static constexpr int Consumers = BM / 64;  // consumer warpgroups, 64 rows each
+  static constexpr int Threads = 128 * (Consumers + 1);
+  // 128-byte swizzle: a K-major row of BK = 64 half-precision elements is exactly one 128 B line,
+  // which is what TMA's SWIZZLE_128B writes and WGMMA's SW128 layouts read.
+  static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
+  static constexpr int StageBytes = (BM + BN) * BK * int(sizeof(T));
+
+  using SmemLayoutA = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<T>{},
+                                                   cute::Shape<cute::Int<BM>, cute::Int<BK>, cute::Int<Stages>>{}));
+  // N-major B: the TMA box is 64 columns x BK rows, so the atoms of one stage are stacked along K
+  // first (Step<_2, _1, _3>), which is the order the boxes land in.
+  using SmemLayoutB = decltype(cute::tile_to_shape(
+      cute::conditional_t<BKMajor, cute::GMMA::Layout_K_SW128_Atom<T>, cute::GMMA::Layout_MN_SW128_Atom<T>>{},
+      cute::Shape<cute::Int<BN>, cute::Int<BK>, cute::Int<Stages>>{},
+      cute::conditional_t<BKMajor, cute::Step<cute::_1, cute::_2, cute::_3>, cute::Step<cute::_2, cute::_1, cute::_3>>{}));
+  using MmaOp = decltype(cute::GMMA::ss_op_selector<T, T, float, cute::Shape<cute::_64, cute::Int<BN>, cute::Int<BK>>,
+                                                    cute::GMMA::Major::K,
+                                                    BKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN>());
+  using TiledMma = decltype(cute::make_tiled_mma(MmaOp{}, cute::Layout<cute::Shape<cute::Int<Consumers>, cute::_1, cute::_1>>{}));
+  using Pipeline = cutlass::PipelineTmaAsync<Stages>;
+
+  struct alignas(1024) SharedStorage {
+    alignas(1024) T a[Stages * BM * BK];
+    alignas(1024) T b[Stages * BN * BK];
+    typename Pipeline::SharedStorage pipeline;
+  };
+  static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
+};
+
+// The tile sequence of one CTA, identical in every warp.
+template <class Cfg>
+struct TileWalker {
+  struct Sizes {
+    const GroupedGemmArgs* p;
+    __device__ __forceinline__ void operator()(int32_t g, int64_t& m, int64_t& n) const {
+      const GroupProblem q = resolve_group(*p, g, [&](int32_t i) { return int64_t(__ldg(p->offs + i)); });
+      m = q.m, n = q.n;
+    }
+  };
+  const GroupedGemmArgs& p;
+  sched::WarpGroupedVisitor<sched::GemmTiles, Sizes> visitor;
+
+  __device__ explicit TileWalker(const GroupedGemmArgs& args)
+      : p(args), visitor{Sizes{&args}, visited_groups(args), args.tiles} {}
+
+  // Tile `step` of this CTA (linear tile blockIdx.x + step * gridDim.x) and its problem.
+  __device__ __forceinline__ bool next(int64_t step, sched::TileCoord& tile, GroupProblem& q) {
+    const int64_t index = blockIdx.x + step * gridDim.x;
+    auto read = [&](int32_t i) { return int64_t(__ldg(p.offs + i)); };
+    if (p.precomputed != nullptr) {
+      if (step >= p.precomputed_stride) return false;
+      const sched::PrecomputedEntry e = p.precomputed[blockIdx.x * p.precomputed_stride + step];
+      if (e.group < 0) return false;  // past this CTA's last tile
+      q = resolve_group(p, e.group, read);
+      tile = p.tiles.coord(e.group, q.m, q.n, index - e.group_first_tile);
+      return true;
+    }
+    int64_t m, n;
+    if (!visitor.find(index, tile, m, n)) return false;
+    q = resolve_group(p, tile.group, read);
+    return true;
+  }
+};
+
+template <class Cfg>
+__device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
+                                        typename Cfg::SharedStorage& smem) {
+  using T = typename Cfg::Element;
+  constexpr uint64_t kEvictNormal = 0x1000000000000000ull;  // TMA::CacheHintSm90::EVICT_NORMAL
+  TileWalker<Cfg> walker(p);
+  auto state = cutlass::make_producer_start_state<typename Cfg::Pipeline>();
+  const bool leader = threadIdx.x == 0;  // the pipeline's transaction leader
+  sched::TileCoord tile;
+  GroupProblem q;
+  for (int64_t step = 0; walker.next(step, tile, q); ++step) {
+    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
+    const int32_t row = q.a_row + tile.tile_m * Cfg::BM, col = q.b_col + tile.tile_n * Cfg::BN;
+    for (int32_t kb = 0; kb < kblocks && leader; ++kb) {
+      pipeline.producer_acquire(state);
+      uint64_t* bar = pipeline.producer_get_barrier(state);
+      T* a = smem.a + state.index() * Cfg::BM * Cfg::BK;
+      T* b = smem.b + state.index() * Cfg::BN * Cfg::BK;
+      const int32_t k0 = kb * Cfg::BK;
+      cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a, k0, row, q.a_batch);
+      if constexpr (Cfg::BKMajor) {
+        cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b, k0, col, q.b_batch);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Cfg::BN / 64; ++j)
+          cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b + j * 64 * Cfg::BK, col + 64 * j, k0, q.b_batch);
+      }
+      ++state;
+    }
+    __syncwarp();
+  }
+}
+
+// fp32 to the output type (torch builds with the implicit half conversions switched off).
+template <class Out>
+__device__ __forceinline__ Out from_float(float x) {
+  if constexpr (std::is_same_v<Out, float>) {
+    return x;
+  } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+    return __float2bfloat16_rn(x);
+  } else {
+    return __float2half_rn(x);
+  }
+}
+
+// Stores this thread's accumulators of the tile: two adjacent columns at a time where the output
+// allows 2-element stores, masked to the problem's rows and columns.
+template <class Out, class Acc, class Coords>
+__device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
+                                           int64_t row0, int64_t col0) {
+  Out* c = reinterpret_cast<Out*>(q.c);
+  const bool paired = (reinterpret_cast<uintptr_t>(c) % (2 * sizeof(Out))) == 0 && q.ldc % 2 == 0;
+  CUTE_UNROLL
+  for (int i = 0; i < cute::size(acc); i += 2) {
+    // WGMMA accumulators come in pairs of adjacent columns of one row.
+    const int64_t r = row0 + cute::get<0>(coords(i)), col = col0 + cute::get<1>(coords(i));
+    if (r >= q.m) continue;
+    Out* dst = c + r * q.ldc + col;
+    const float x = acc(i), y = acc(i + 1);
+    if (paired && col + 1 < q.n) {
+      if constexpr (std::is_same_v<Out, float>) {
+        *reinterpret_cast<float2*>(dst) = make_float2(x, y);
+      } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+        *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(x, y);
+      } else {
+        *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
+      }
+    } else {
+      if (col < q.n) dst[0] = from_float<Out>(x);
+      if (col + 1 < q.n) dst[1] = from_float<Out>(y);
+    }
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
+                                        typename Cfg::SharedStorage& smem, int thread) {
+  using namespace cute;
+  typename Cfg::TiledMma mma;
+  auto thr = mma.get_thread_slice(thread);
+  Tensor sA = make_tensor(make_smem_ptr(smem.a), typename Cfg::SmemLayoutA{});
+  Tensor sB = make_tensor(make_smem_ptr(smem.b), typename Cfg::SmemLayoutB{});
+  Tensor tCrA = thr.make_fragment_A(thr.partition_A(sA));  // WGMMA descriptors per (k, stage)
+  Tensor tCrB = thr.make_fragment_B(thr.partition_B(sB));
+  Tensor acc = partition_fragment_C(mma, Shape<Int<Cfg::BM>, Int<Cfg::BN>>{});
+  Tensor coords = thr.partition_C(make_identity_tensor(Shape<Int<Cfg::BM>, Int<Cfg::BN>>{}));
+
+  TileWalker<Cfg> walker(p);
+  typename Cfg::Pipeline::PipelineState state;
+  sched::TileCoord tile;
+  GroupProblem q;
+  for (int64_t step = 0; walker.next(step, tile, q); ++step) {
+    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
+    if (kblocks == 0) clear(acc);
+    mma.accumulate_ = GMMA::ScaleOut::Zero;
+    auto previous = state;
+    for (int32_t kb = 0; kb < kblocks; ++kb) {
+      pipeline.consumer_wait(state);
+      warpgroup_fence_operand(acc);
+      warpgroup_arrive();
+      CUTE_UNROLL
+      for (int k = 0; k < size<2>(tCrA); ++k) {
+        cute::gemm(mma, tCrA(_, _, k, state.index()), tCrB(_, _, k, state.index()), acc);
+        mma.accumulate_ = GMMA::ScaleOut::One;
+      }
+      warpgroup_commit_batch();
+      // Keep one batch of WGMMAs in flight: the previous one is done, so its stage is free.
+      warpgroup_wait<1>();
+      warpgroup_fence_operand(acc);
+      if (kb > 0) pipeline.consumer_release(previous);
+      previous = state;
+      ++state;
+    }
+    warpgroup_wait<0>();
+    if (kblocks > 0) pipeline.consumer_release(previous);
+
+    const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
+    switch (p.out_kind) {
+      case OutKind::Float: store_tile<float>(acc, coords, q, row0, col0); break;
+      case OutKind::BFloat16: store_tile<__nv_bfloat16>(acc, coords, q, row0, col0); break;
+      default: store_tile<__half>(acc, coords, q, row0, col0); break;
+    }
+  }
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::Threads, 1) grouped_gemm_sm90_kernel(const __grid_constant__ GroupedGemmArgs p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ char smem_raw[];
+  auto& smem = *reinterpret_cast<typename Cfg::SharedStorage*>(
+      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  const int warpgroup = threadIdx.x / 128;
+
+  typename Cfg::Pipeline::Params params;
+  params.transaction_bytes = Cfg::StageBytes;
+  params.num_consumers = 128 * Cfg::Consumers;
+  params.role = warpgroup == 0 ? Cfg::Pipeline::ThreadCategory::Producer : Cfg::Pipeline::ThreadCategory::Consumer;
+  params.is_leader = threadIdx.x == 0;
+  typename Cfg::Pipeline pipeline(smem.pipeline, params, cute::Shape<cute::_1, cute::_1, cute::_1>{});
+  __syncthreads();  // barriers initialised before anyone waits on them
+
+  if (warpgroup == 0) {
+    cutlass::arch::warpgroup_reg_dealloc<40>();
+    if (threadIdx.x < 32) {
+      if (p.form == GroupedForm::List) {
+        // The per-group tensor maps were written by a copy: fetch them ahead of the first load.
+        for (int32_t g = threadIdx.x; g < p.groups; g += 32) {
+          cute::prefetch_tma_descriptor(p.a_maps + g);
+          cute::prefetch_tma_descriptor(p.b_maps + g);
+        }
+      } else if (threadIdx.x == 0) {
+        cute::prefetch_tma_descriptor(&p.a_map);
+        cute::prefetch_tma_descriptor(&p.b_map);
+      }
+      produce<Cfg>(p, pipeline, smem);
+    }
+  } else {
+    cutlass::arch::warpgroup_reg_alloc<232>();
+    consume<Cfg>(p, pipeline, smem, threadIdx.x - 128);
+  }
+#endif
+}
+
+// Host side of one configuration: shared memory, then the launch on `stream`.
+template <class Cfg>
+void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {
+  auto kernel = grouped_gemm_sm90_kernel<Cfg>;
+  // Per device, so set on every call (a few hundred nanoseconds).
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SmemBytes));
+  kernel<<<grid, Cfg::Threads, Cfg::SmemBytes, stream>>>(args);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file).
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BN, BKMAJOR)                                   \
+  namespace torch_grouped::kernels {                                                             \
+  void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                        \
+    launch_grouped_gemm<GroupedGemmConfig<T, BN, BKMAJOR>>(args, grid, stream);                  \
+  }                                                                                              \
+  }
+
+}  // namespace torch_grouped::kernels
