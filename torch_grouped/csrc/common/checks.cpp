@@ -60,15 +60,23 @@ std::vector<GroupShape> check_gemm(at::TensorList a, at::TensorList b,
   shapes.reserve(a.size());
   out_dtype = a.empty() ? (requested ? *requested : at::kFloat) : a[0].scalar_type();
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string an = at_index("a", i), bn = at_index("b", i);
-    check_rank(op, a[i], an, 2, "[M, K]");
-    check_rank(op, b[i], bn, 2, "[K, N]");
-    check_matmul_dtype(op, a[i], an);
-    check_same(op, b[i], bn, a[i], an);
-    check_same(op, a[i], an, a[0], "a[0]");
-    TORCH_CHECK(b[i].size(0) == a[i].size(1), op, ": group ", i, ": ", an, " is ",
-                shape_str(a[i]), " and ", bn, " is ", shape_str(b[i]), "; ", bn,
-                ".size(0) must equal ", an, ".size(1) = ", a[i].size(1));
+    // The names are built only for a group that fails a check: a list of hundreds of small
+    // groups should not pay for strings on every call.
+    const bool well_formed = a[i].dim() == 2 && b[i].dim() == 2 && is_matmul_dtype(a[i].scalar_type()) &&
+                             b[i].scalar_type() == a[i].scalar_type() && b[i].device() == a[i].device() &&
+                             a[i].scalar_type() == a[0].scalar_type() && a[i].device() == a[0].device() &&
+                             b[i].size(0) == a[i].size(1);
+    if (!well_formed) {
+      const std::string an = at_index("a", i), bn = at_index("b", i);
+      check_rank(op, a[i], an, 2, "[M, K]");
+      check_rank(op, b[i], bn, 2, "[K, N]");
+      check_matmul_dtype(op, a[i], an);
+      check_same(op, b[i], bn, a[i], an);
+      check_same(op, a[i], an, a[0], "a[0]");
+      TORCH_CHECK(b[i].size(0) == a[i].size(1), op, ": group ", i, ": ", an, " is ",
+                  shape_str(a[i]), " and ", bn, " is ", shape_str(b[i]), "; ", bn,
+                  ".size(0) must equal ", an, ".size(1) = ", a[i].size(1));
+    }
     shapes.push_back({a[i].size(0), b[i].size(1), a[i].size(1)});
   }
   if (!a.empty()) out_dtype = resolve_out_dtype(op, a[0].scalar_type(), requested);

@@ -7,7 +7,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "../common/checks.h"
@@ -15,6 +17,7 @@
 #include "../kernels/grouped_gemm_launch.h"
 #include "../sched/group_order.h"
 #include "device_info.h"
+#include "list_maps.h"
 #include "tma_map.h"
 
 namespace torch_grouped {
@@ -24,10 +27,15 @@ using kernels::GroupedForm;
 using kernels::GroupedGemmArgs;
 using kernels::OutKind;
 
-constexpr int kTileM = 128, kTileK = 64;
+constexpr int kTileK = 64;
 // Column panels of this many tiles (sched::GemmTiles::panel): a wave of 132 CTAs then reads about
 // 16 A strips and 8 B strips, which stay in L2.
 constexpr int kPanel = 8;
+
+// Encoding a tensor map needs the device's context current on this thread. CUDAGuard skips
+// cudaSetDevice when the device already matches, which on a fresh thread (autograd's backward
+// workers) leaves no context: cuTensorMapEncodeTiled then fails with CUDA_ERROR_INVALID_CONTEXT.
+void ensure_context(int device) { C10_CUDA_CHECK(cudaSetDevice(device)); }
 
 bool kernel_dtype(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHalf; }
 
@@ -41,32 +49,80 @@ OutKind out_kind(at::ScalarType t) {
   return t == at::kFloat ? OutKind::Float : (t == at::kBFloat16 ? OutKind::BFloat16 : OutKind::Half);
 }
 
-// 128x256 tiles when there are enough of them to fill every SM twice, 128x128 otherwise.
-int choose_tile_n(int64_t row_tiles_128, int64_t n, int sms) {
-  const int64_t tiles_256 = row_tiles_128 * sched::ceil_div(n, 256);
-  return n > 128 && tiles_256 >= 2 * sms ? 256 : 128;
+struct Tile {
+  int m, n;
+};
+constexpr Tile kTiles[] = {{128, 256}, {128, 128}, {64, 128}};
+
+// TORCH_GROUPED_TILE=MxN forces a tile (for the benchmarks' sweeps); unset or empty: the model.
+std::optional<Tile> forced_tile() {
+  const char* v = std::getenv("TORCH_GROUPED_TILE");
+  if (v == nullptr || *v == 0) return std::nullopt;
+  for (const Tile& t : kTiles) {
+    if (std::to_string(t.m) + "x" + std::to_string(t.n) == v) return t;
+  }
+  TORCH_CHECK_VALUE(false, "TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128; got '", v, "'");
+  return std::nullopt;
+}
+
+// The tile with the least modelled time: waves of the persistent grid times the time of one tile
+// (its area over the tile's relative WGMMA efficiency; two 64-row CTAs share an SM, so theirs
+// counts twice). `tiles(tile)` estimates the tile count of the call.
+template <class TileCountFn>
+Tile choose_tile(int sms, TileCountFn tiles) {
+  if (auto t = forced_tile()) return *t;
+  Tile best = kTiles[0];
+  double best_cost = 0;
+  for (const Tile& t : kTiles) {
+    const int per_sm = t.m == 64 ? 2 : 1;
+    const double efficiency = t.n == 256 ? 1.0 : (t.m == 128 ? 0.92 : 0.85);
+    const double waves = static_cast<double>(sched::ceil_div(tiles(t), int64_t(sms) * per_sm));
+    const double cost = waves * per_sm * t.m * t.n / efficiency;
+    if (best_cost == 0 || cost < best_cost) best = t, best_cost = cost;
+  }
+  return best;
 }
 
 // A as [batch, rows, K] with unit stride along K; a copy only when the layout forces one.
 // `keep` holds that copy until the launch (the allocator reuses it only in stream order).
-bool map_a(const at::Tensor& a3, CUtensorMap& map, std::vector<at::Tensor>& keep) {
-  if (encode_tma_map_3d(a3, kTileK, kTileM, map)) return true;
+std::optional<TmaOperand> operand_a(const at::Tensor& a3, std::vector<at::Tensor>& keep) {
+  if (auto op = tma_operand(a3)) return op;
   keep.push_back(a3.contiguous());
-  return encode_tma_map_3d(keep.back(), kTileK, kTileM, map);
+  return tma_operand(keep.back());
 }
 
-// B as [batch, K, N]: K-major maps it as [batch, N, K] with tile_n-row boxes, N-major as
-// [batch, K, N] with 64-column boxes.
-bool map_b(const at::Tensor& b3, bool k_major, int tile_n, CUtensorMap& map, std::vector<at::Tensor>& keep) {
-  if (k_major) {
-    const at::Tensor t = b3.transpose(1, 2);
-    if (encode_tma_map_3d(t, kTileK, tile_n, map)) return true;
-    keep.push_back(t.contiguous());
-    return encode_tma_map_3d(keep.back(), kTileK, tile_n, map);
-  }
-  if (encode_tma_map_3d(b3, 64, kTileK, map)) return true;
-  keep.push_back(b3.contiguous());
-  return encode_tma_map_3d(keep.back(), 64, kTileK, map);
+// B as [batch, K, N]: K-major as the [batch, N, K] view, N-major as is.
+std::optional<TmaOperand> operand_b(const at::Tensor& b3, bool k_major, std::vector<at::Tensor>& keep) {
+  const at::Tensor t = k_major ? b3.transpose(1, 2) : b3;
+  if (auto op = tma_operand(t)) return op;
+  keep.push_back(t.contiguous());
+  return tma_operand(keep.back());
+}
+
+// A 2-D list operand as [1, outer, inner]: [rows, cols] with unit column stride, or its
+// transpose when `transposed` (then the unit stride must be along rows).
+std::optional<TmaOperand> list_operand(const at::Tensor& t, bool transposed, std::vector<at::Tensor>& keep) {
+  const int d = transposed ? 1 : 0;
+  const int64_t sizes[3] = {1, t.size(d), t.size(1 - d)};
+  const int64_t strides[3] = {t.numel(), t.stride(d), t.stride(1 - d)};
+  if (auto op = tma_operand(t.data_ptr(), t.scalar_type(), sizes, strides)) return op;
+  keep.push_back(transposed ? t.t().contiguous() : t.contiguous());
+  return tma_operand(keep.back().unsqueeze(0));
+}
+
+// The maps of the non-list forms: A boxes of 64 x tile_m; B boxes of 64 x tile_n (K-major) or
+// 64 columns x 64 rows of K (N-major).
+bool map_a(const at::Tensor& a3, int tile_m, at::ScalarType dtype, CUtensorMap& map, std::vector<at::Tensor>& keep) {
+  const auto op = operand_a(a3, keep);
+  if (op) map = encode_tma_map(*op, dtype, kTileK, tile_m);
+  return op.has_value();
+}
+
+bool map_b(const at::Tensor& b3, bool k_major, int tile_n, at::ScalarType dtype, CUtensorMap& map,
+           std::vector<at::Tensor>& keep) {
+  const auto op = operand_b(b3, k_major, keep);
+  if (op) map = k_major ? encode_tma_map(*op, dtype, kTileK, tile_n) : encode_tma_map(*op, dtype, 64, kTileK);
+  return op.has_value();
 }
 
 // Unit stride along K (or a single row or column, which fits either way).
@@ -75,11 +131,9 @@ bool b_is_k_major(const at::Tensor& b3) {
   return b3.size(1) <= 1 || b3.stride(1) == 1;
 }
 
-void launch(const GroupedGemmArgs& args, at::ScalarType input, int tile_n, bool b_k_major, int64_t tiles_bound,
+void launch(const GroupedGemmArgs& args, at::ScalarType input, Tile tile, bool b_k_major, int grid,
             const at::Tensor& like) {
-  const int sms = multiprocessor_count(like.get_device());
-  const int grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(sms, tiles_bound)));
-  const auto kernel = kernels::grouped_gemm_kernel(input_kind(input), tile_n, b_k_major);
+  const auto kernel = kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major);
   kernel.launch(args, grid, c10::cuda::getCurrentCUDAStream(like.get_device()).stream());
 }
 
@@ -111,6 +165,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
                            std::optional<at::ScalarType> out_dtype) {
   const GroupedMmShape s = check_grouped_mm(a, b, offs, out_dtype);
   c10::cuda::CUDAGuard guard(a.device());
+  ensure_context(a.get_device());
   if (!kernel_dtype(a.scalar_type()) || !kernel_device(a) || s.form == GroupedMmForm::A2dB2d) {
     return grouped_mm_portable(a, b, offs, out_dtype);
   }
@@ -127,33 +182,37 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.c = out.data_ptr();
   p.ldc = out.size(-1);
   p.out_kind = out_kind(s.out_dtype);
-  // Upper bounds of the tiles of all groups (every ragged group adds at most one partial tile
-  // row or column, the virtual tail group one more), for the tile choice and the grid.
-  int64_t row_tiles, col_groups = 0;
+  // Tiles of all groups: every ragged group adds on average half a partial tile row (column),
+  // at most one; the virtual tail group one more.
+  auto tiles = [&](Tile t, bool bound) {
+    const int64_t partial = bound ? s.groups + 1 : s.groups / 2 + 1;
+    switch (s.form) {
+      case GroupedMmForm::A2dB3d: return (sched::ceil_div(a.size(0), t.m) + partial) * sched::ceil_div(b.size(2), t.n);
+      case GroupedMmForm::A3dB2d: return sched::ceil_div(a.size(1), t.m) * (sched::ceil_div(b.size(1), t.n) + partial);
+      default: return sched::ceil_div(a.size(1), t.m) * sched::ceil_div(b.size(2), t.n) * s.groups;
+    }
+  };
   switch (s.form) {
     case GroupedMmForm::A2dB3d:
       p.form = GroupedForm::RaggedM, p.m = a.size(0), p.n = b.size(2), p.offs = offs->data_ptr<int32_t>();
-      row_tiles = sched::ceil_div(p.m, kTileM) + s.groups + 1;
       break;
     case GroupedMmForm::A3dB2d:
       p.form = GroupedForm::RaggedN, p.m = a.size(1), p.n = b.size(1), p.offs = offs->data_ptr<int32_t>();
-      row_tiles = sched::ceil_div(p.m, kTileM), col_groups = s.groups + 1;
       break;
     default:
       p.form = GroupedForm::Batched, p.m = a.size(1), p.n = b.size(2), p.c_batch_stride = p.m * p.n;
-      row_tiles = sched::ceil_div(p.m, kTileM) * s.groups;
       break;
   }
   const int sms = multiprocessor_count(a.get_device());
-  const int tile_n = choose_tile_n(row_tiles, p.n, sms);
-  const int64_t tiles_bound = row_tiles * (sched::ceil_div(p.n, tile_n) + col_groups);
+  const Tile tile = choose_tile(sms, [&](Tile t) { return tiles(t, false); });
+  const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * (tile.m == 64 ? 2 : 1), tiles(tile, true)));
   const bool k_major = b_is_k_major(b3);
   std::vector<at::Tensor> keep;
-  if (!map_a(a3, p.a_map, keep) || !map_b(b3, k_major, tile_n, p.b_map, keep)) {
+  if (!map_a(a3, tile.m, a.scalar_type(), p.a_map, keep) || !map_b(b3, k_major, tile.n, a.scalar_type(), p.b_map, keep)) {
     return grouped_mm_portable(a, b, offs, out_dtype);  // K or N not a multiple of 8 elements
   }
-  p.tiles = sched::GemmTiles{{kTileM, tile_n}, kPanel};
-  launch(p, a.scalar_type(), tile_n, k_major, tiles_bound, a);
+  p.tiles = sched::GemmTiles{{tile.m, tile.n}, kPanel};
+  launch(p, a.scalar_type(), tile, k_major, grid, a);
   return out;
 }
 
@@ -164,6 +223,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   const GemmSchedule mode = check_gemm_schedule(schedule);
   if (a.empty()) return {};
   c10::cuda::CUDAGuard guard(a[0].device());
+  ensure_context(a[0].get_device());
   if (!kernel_dtype(a[0].scalar_type()) || !kernel_device(a[0])) {
     return gemm_portable(a, b, out_dtype, schedule, sort_by_k);
   }
@@ -180,7 +240,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     }
     active.push_back(static_cast<int32_t>(i));
     ks.push_back(shapes[i].k);
-    k_major_votes += b_is_k_major(b[i].unsqueeze(0)) ? 1 : -1;
+    k_major_votes += b[i].size(1) > 1 && b[i].stride(1) == 1 ? -1 : 1;
   }
   if (active.empty()) return out;
   // One kernel serves one B layout: the minority gets a copy in the majority's layout.
@@ -190,10 +250,12 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   if (sort_by_k) order = sched::order_by_k_descending(ks);
 
   const int sms = multiprocessor_count(a[0].get_device());
-  int64_t row_tiles = 0, widest = 0;
-  for (int32_t i : active) row_tiles += sched::ceil_div(shapes[i].m, kTileM), widest = std::max(widest, shapes[i].n);
-  const int tile_n = choose_tile_n(row_tiles, widest, sms);
-  const sched::GemmTiles tiles{{kTileM, tile_n}, kPanel};
+  const Tile tile = choose_tile(sms, [&](Tile t) {
+    int64_t count = 0;
+    for (int32_t i : active) count += sched::ceil_div(shapes[i].m, t.m) * sched::ceil_div(shapes[i].n, t.n);
+    return count;
+  });
+  const sched::GemmTiles tiles{{tile.m, tile.n}, kPanel};
 
   // Visiting order, sizes and the tile total.
   const int32_t groups = static_cast<int32_t>(active.size());
@@ -201,27 +263,33 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   for (int32_t j = 0; j < groups; ++j) ms[j] = shapes[active[order[j]]].m, ns[j] = shapes[active[order[j]]].n;
   const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
   const int64_t total = sched::total_tiles(sizes, tiles);
-  const int grid = static_cast<int>(std::min<int64_t>(sms, total));
+  const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * (tile.m == 64 ? 2 : 1), total));
   const bool host_lists = mode != GemmSchedule::Device;
   const int64_t stride = host_lists ? sched::ceil_div(total, grid) : 0;
 
-  // One pinned staging buffer, one copy: tensor maps, sizes, per-CTA lists.
-  const size_t bytes = 128 * 4 + groups * (2 * sizeof(CUtensorMap) + sizeof(kernels::ListGroup)) +
-                       grid * stride * sizeof(sched::PrecomputedEntry);
-  at::Tensor host = at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
-  uint8_t* base = host.data_ptr<uint8_t>();
-  size_t offset = 0;
-  auto* a_maps = carve<CUtensorMap>(base, offset, groups);
-  auto* b_maps = carve<CUtensorMap>(base, offset, groups);
-  auto* list = carve<kernels::ListGroup>(base, offset, groups);
-  auto* entries = carve<sched::PrecomputedEntry>(base, offset, grid * stride);
+  // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
   std::vector<at::Tensor> keep;
+  std::vector<TmaOperand> a_ops(groups), b_ops(groups);
   for (int32_t j = 0; j < groups; ++j) {
     const int32_t i = active[order[j]];
-    if (!map_a(a[i].unsqueeze(0), a_maps[j], keep) || !map_b(b[i].unsqueeze(0), k_major, tile_n, b_maps[j], keep)) {
-      return gemm_portable(a, b, out_dtype, schedule, sort_by_k);  // K or N not a multiple of 8
-    }
-    list[j] = kernels::ListGroup{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0)};
+    auto a_op = list_operand(a[i], false, keep);
+    auto b_op = list_operand(b[i], k_major, keep);
+    if (!a_op || !b_op) return gemm_portable(a, b, out_dtype, schedule, sort_by_k);  // K or N not a multiple of 8
+    a_ops[j] = *a_op, b_ops[j] = *b_op;
+  }
+  // One pinned staging buffer and one copy: the problem table and the per-CTA lists. The tensor
+  // maps are built on the device from two templates.
+  const size_t upload = 128 + groups * sizeof(kernels::ListGroup) + grid * stride * sizeof(sched::PrecomputedEntry);
+  at::Tensor host = at::empty({static_cast<int64_t>(upload + 128)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  uint8_t* base = host.data_ptr<uint8_t>();
+  size_t offset = 0;
+  auto* list = carve<kernels::ListGroup>(base, offset, groups);
+  auto* entries = carve<sched::PrecomputedEntry>(base, offset, grid * stride);
+  const size_t maps_offset = (offset + 127) / 128 * 128;
+  for (int32_t j = 0; j < groups; ++j) {
+    const int32_t i = active[order[j]];
+    list[j] = kernels::ListGroup{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
+                                 a_ops[j].base, a_ops[j].outer_stride, b_ops[j].base, b_ops[j].outer_stride};
   }
   if (host_lists) {
     for (int64_t cta = 0; cta < grid; ++cta) {
@@ -231,23 +299,37 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
       for (int64_t j = count; j < stride; ++j) mine[j] = sched::PrecomputedEntry{-1, 0};
     }
   }
-  const at::Tensor dev = host.to(a[0].device(), /*non_blocking=*/true);
+  const at::Tensor dev = at::empty({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
+                                   host.options().pinned_memory(false).device(a[0].device()));
+  dev.narrow(0, 0, static_cast<int64_t>(offset)).copy_(host.narrow(0, 0, static_cast<int64_t>(offset)), /*non_blocking=*/true);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(a[0].get_device()).stream();
   if (capturing(stream)) keep_for_graph(host);
   uint8_t* dbase = dev.data_ptr<uint8_t>();
   auto dev_ptr = [&](const void* p) { return dbase + (static_cast<const uint8_t*>(p) - base); };
 
+  ListMapsArgs maps{};
+  maps.a_template = encode_tma_map(a_ops[0], a[0].scalar_type(), kTileK, tile.m);
+  maps.b_template = k_major ? encode_tma_map(b_ops[0], a[0].scalar_type(), kTileK, tile.n)
+                            : encode_tma_map(b_ops[0], a[0].scalar_type(), 64, kTileK);
+  maps.list = reinterpret_cast<const kernels::ListGroup*>(dev_ptr(list));
+  maps.a_maps = reinterpret_cast<CUtensorMap*>(dbase + maps_offset);
+  maps.b_maps = maps.a_maps + groups;
+  maps.groups = groups;
+  maps.element_size = static_cast<int32_t>(a[0].element_size());
+  maps.b_k_major = k_major;
+  build_list_tensor_maps(maps, stream);
+
   GroupedGemmArgs p{};
   p.form = GroupedForm::List;
   p.groups = groups;
-  p.a_maps = reinterpret_cast<const CUtensorMap*>(dev_ptr(a_maps));
-  p.b_maps = reinterpret_cast<const CUtensorMap*>(dev_ptr(b_maps));
+  p.a_maps = maps.a_maps;
+  p.b_maps = maps.b_maps;
   p.list = reinterpret_cast<const kernels::ListGroup*>(dev_ptr(list));
   p.precomputed = host_lists ? reinterpret_cast<const sched::PrecomputedEntry*>(dev_ptr(entries)) : nullptr;
   p.precomputed_stride = stride;
   p.out_kind = out_kind(od);
   p.tiles = tiles;
-  launch(p, a[0].scalar_type(), tile_n, k_major, total, a[0]);
+  launch(p, a[0].scalar_type(), tile, k_major, grid, a[0]);
   return out;
 }
 

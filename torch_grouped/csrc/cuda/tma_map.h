@@ -4,13 +4,31 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <optional>
 
 namespace torch_grouped {
 
-// Encodes `t`, a [batch, outer, inner] view with unit stride along `inner`, as a 3-D map with
-// 128-byte swizzled boxes of box_inner x box_outer elements (out-of-bounds reads give zeros).
-// Returns false, leaving `map` untouched, when the tensor breaks TMA's rules: 2-byte elements,
-// a 16-byte aligned base, strides that are multiples of 16 bytes, non-overlapping rows.
+// A [batch, outer, inner] operand as TMA addresses it: unit stride along `inner`, strides in
+// elements. Size-1 dimensions get the stride of a dense layout, whatever the tensor says.
+struct TmaOperand {
+  void* base;
+  int64_t inner, outer, batch;
+  int64_t outer_stride, batch_stride;
+};
+
+// `t` ([batch, outer, inner]) as a TMA operand, or nothing when it breaks TMA's rules: 2-byte
+// elements, unit inner stride, a 16-byte aligned base, strides that are multiples of 16 bytes,
+// non-overlapping rows, no empty dimension.
+std::optional<TmaOperand> tma_operand(const at::Tensor& t);
+// The same from raw sizes and strides ([batch, outer, inner], elements), without making a view:
+// the list API calls this for every group, where a view costs a microsecond.
+std::optional<TmaOperand> tma_operand(void* base, at::ScalarType dtype, const int64_t sizes[3], const int64_t strides[3]);
+
+// Encodes `op` as a 3-D map with 128-byte swizzled boxes of box_inner x box_outer elements
+// (out-of-bounds reads give zeros). Needs the device's context current on this thread.
+CUtensorMap encode_tma_map(const TmaOperand& op, at::ScalarType dtype, uint32_t box_inner, uint32_t box_outer);
+
+// Both steps; false, leaving `map` untouched, when `t` breaks TMA's rules.
 bool encode_tma_map_3d(const at::Tensor& t, uint32_t box_inner, uint32_t box_outer, CUtensorMap& map);
 
 }  // namespace torch_grouped

@@ -6,25 +6,47 @@
 namespace torch_grouped::kernels {
 
 #define TG_DECLARE(NAME) void NAME(const GroupedGemmArgs&, int, cudaStream_t);
-TG_DECLARE(grouped_gemm_bf16_n128_bkmajor)
-TG_DECLARE(grouped_gemm_bf16_n128_bnmajor)
-TG_DECLARE(grouped_gemm_bf16_n256_bkmajor)
-TG_DECLARE(grouped_gemm_bf16_n256_bnmajor)
-TG_DECLARE(grouped_gemm_f16_n128_bkmajor)
-TG_DECLARE(grouped_gemm_f16_n128_bnmajor)
-TG_DECLARE(grouped_gemm_f16_n256_bkmajor)
-TG_DECLARE(grouped_gemm_f16_n256_bnmajor)
+TG_DECLARE(grouped_gemm_bf16_128x128_bkmajor)
+TG_DECLARE(grouped_gemm_bf16_128x128_bnmajor)
+TG_DECLARE(grouped_gemm_bf16_128x256_bkmajor)
+TG_DECLARE(grouped_gemm_bf16_128x256_bnmajor)
+TG_DECLARE(grouped_gemm_bf16_64x128_bkmajor)
+TG_DECLARE(grouped_gemm_bf16_64x128_bnmajor)
+TG_DECLARE(grouped_gemm_f16_128x128_bkmajor)
+TG_DECLARE(grouped_gemm_f16_128x128_bnmajor)
+TG_DECLARE(grouped_gemm_f16_128x256_bkmajor)
+TG_DECLARE(grouped_gemm_f16_128x256_bnmajor)
+TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
+TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
 #undef TG_DECLARE
 
-GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_n, bool b_k_major) {
-  // [input][tile_n == 256][b_k_major]
-  static constexpr GroupedGemmLauncher table[2][2][2] = {
-      {{grouped_gemm_bf16_n128_bnmajor, grouped_gemm_bf16_n128_bkmajor},
-       {grouped_gemm_bf16_n256_bnmajor, grouped_gemm_bf16_n256_bkmajor}},
-      {{grouped_gemm_f16_n128_bnmajor, grouped_gemm_f16_n128_bkmajor},
-       {grouped_gemm_f16_n256_bnmajor, grouped_gemm_f16_n256_bkmajor}}};
-  TORCH_INTERNAL_ASSERT(tile_n == 128 || tile_n == 256, "grouped GEMM: no kernel with tile_n ", tile_n);
-  return {table[static_cast<int>(input)][tile_n == 256][b_k_major], 128, tile_n};
+namespace {
+
+struct Entry {
+  int tile_m, tile_n;
+  GroupedGemmLauncher n_major, k_major;
+};
+// Per input kind, the tiles that exist.
+constexpr Entry kBFloat16[] = {
+    {128, 128, grouped_gemm_bf16_128x128_bnmajor, grouped_gemm_bf16_128x128_bkmajor},
+    {128, 256, grouped_gemm_bf16_128x256_bnmajor, grouped_gemm_bf16_128x256_bkmajor},
+    {64, 128, grouped_gemm_bf16_64x128_bnmajor, grouped_gemm_bf16_64x128_bkmajor}};
+constexpr Entry kHalf[] = {
+    {128, 128, grouped_gemm_f16_128x128_bnmajor, grouped_gemm_f16_128x128_bkmajor},
+    {128, 256, grouped_gemm_f16_128x256_bnmajor, grouped_gemm_f16_128x256_bkmajor},
+    {64, 128, grouped_gemm_f16_64x128_bnmajor, grouped_gemm_f16_64x128_bkmajor}};
+
+}  // namespace
+
+GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major) {
+  const Entry* table = input == InputKind::BFloat16 ? kBFloat16 : kHalf;
+  for (int i = 0; i < 3; ++i) {
+    if (table[i].tile_m == tile_m && table[i].tile_n == tile_n) {
+      return {b_k_major ? table[i].k_major : table[i].n_major, tile_m, tile_n, tile_m == 64 ? 2 : 1};
+    }
+  }
+  TORCH_INTERNAL_ASSERT(false, "grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles");
+  return {};
 }
 
 }  // namespace torch_grouped::kernels

@@ -18,11 +18,17 @@ namespace torch_grouped::kernels {
 enum class GroupedForm : int32_t { RaggedM = 0, RaggedN = 1, Batched = 2, List = 3 };
 enum class OutKind : int32_t { BFloat16 = 0, Half = 1, Float = 2 };
 
-// One problem of the list API, as the host writes it into the device table.
+// One problem of the list API, as the host writes it into the device table. The tensor maps of
+// its operands are built from these on the device (csrc/cuda/list_maps.cu): encoding them on the
+// host costs microseconds each, more than a small group's whole matmul.
 struct ListGroup {
   int64_t m, n, k;
   void* c;
-  int64_t ldc;  // elements
+  int64_t ldc;      // elements
+  const void* a;    // [m, k], unit stride along k
+  int64_t lda;
+  const void* b;    // K-major: [n, k] rows of length k; N-major: [k, n] rows of length n
+  int64_t ldb;
 };
 
 struct GroupedGemmArgs {

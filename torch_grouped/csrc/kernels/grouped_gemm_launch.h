@@ -15,9 +15,11 @@ enum class InputKind : int32_t { BFloat16 = 0, Half = 1 };
 struct GroupedGemmKernel {
   GroupedGemmLauncher launch;
   int tile_m, tile_n;
+  int ctas_per_sm;  // the persistent grid is this many CTAs per SM
 };
 
-// The kernel for inputs of `input` with tile width `tile_n` (128 or 256) and B K-major or N-major.
-GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_n, bool b_k_major);
+// The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128) and B
+// K-major or N-major.
+GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major);
 
 }  // namespace torch_grouped::kernels

@@ -3,7 +3,7 @@
 //
 //   warpgroup 0, warp 0   producer: walks the CTA's tiles, and for each K block waits for a free
 //                         stage, then issues the TMA loads of the A and B tiles into it
-//   warpgroups 1 and 2    consumers: each owns 64 rows of the BM x BN tile, waits for a full
+//   warpgroups 1..BM/64   consumers: each owns 64 rows of the BM x BN tile, waits for a full
 //                         stage, runs WGMMA on it (fp32 accumulators in registers), releases it,
 //                         and after the last K block converts and stores its rows
 //
@@ -16,6 +16,7 @@
 #include <cuda_fp16.h>
 #include <c10/cuda/CUDAException.h>
 
+#include <cute/arch/copy_sm90_desc.hpp>
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/atom/mma_atom.hpp>
 #include <cute/tensor.hpp>
@@ -28,18 +29,26 @@
 
 namespace torch_grouped::kernels {
 
-template <class T, int BN_, bool BKMajor_>
+template <class T, int BM_, int BN_, bool BKMajor_>
 struct GroupedGemmConfig {
   using Element = T;
-  static constexpr int BM = 128, BN = BN_, BK = 64;
+  static constexpr int BM = BM_, BN = BN_, BK = 64;
   static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
-  static constexpr int Stages = BN >= 256 ? 4 : 6;
   static constexpr int Consumers = BM / 64;  // consumer warpgroups, 64 rows each
   static constexpr int Threads = 128 * (Consumers + 1);
+  // One consumer warpgroup: two CTAs share an SM, so that one's epilogue overlaps the other's
+  // WGMMAs (the poor man's ping-pong). Registers: the producer gives its share to the consumers.
+  static constexpr int CtasPerSm = Consumers == 1 ? 2 : 1;
+  static constexpr int ProducerRegs = 40;
+  static constexpr int ConsumerRegs = CtasPerSm == 2 ? 216 : 232;
   // 128-byte swizzle: a K-major row of BK = 64 half-precision elements is exactly one 128 B line,
   // which is what TMA's SWIZZLE_128B writes and WGMMA's SW128 layouts read.
   static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
   static constexpr int StageBytes = (BM + BN) * BK * int(sizeof(T));
+  // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
+  static constexpr int Stages = ((227 * 1024) / CtasPerSm - 2048) / StageBytes < 8
+                                    ? ((227 * 1024) / CtasPerSm - 2048) / StageBytes
+                                    : 8;
 
   using SmemLayoutA = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<T>{},
                                                    cute::Shape<cute::Int<BM>, cute::Int<BK>, cute::Int<Stages>>{}));
@@ -108,8 +117,15 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   const bool leader = threadIdx.x == 0;  // the pipeline's transaction leader
   sched::TileCoord tile;
   GroupProblem q;
+  int32_t acquired = -1;  // the list group whose tensor maps this thread has acquired
   for (int64_t step = 0; walker.next(step, tile, q); ++step) {
     const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
+    if (p.form == GroupedForm::List && leader && tile.group != acquired && kblocks > 0) {
+      // The list maps were patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu).
+      cute::tma_descriptor_fence_acquire(q.a);
+      cute::tma_descriptor_fence_acquire(q.b);
+      acquired = tile.group;
+    }
     const int32_t row = q.a_row + tile.tile_m * Cfg::BM, col = q.b_col + tile.tile_n * Cfg::BN;
     for (int32_t kb = 0; kb < kblocks && leader; ++kb) {
       pipeline.producer_acquire(state);
@@ -224,7 +240,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::Threads, 1) grouped_gemm_sm90_kernel(const __grid_constant__ GroupedGemmArgs p) {
+__global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm90_kernel(const __grid_constant__ GroupedGemmArgs p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ char smem_raw[];
   auto& smem = *reinterpret_cast<typename Cfg::SharedStorage*>(
@@ -240,22 +256,16 @@ __global__ void __launch_bounds__(Cfg::Threads, 1) grouped_gemm_sm90_kernel(cons
   __syncthreads();  // barriers initialised before anyone waits on them
 
   if (warpgroup == 0) {
-    cutlass::arch::warpgroup_reg_dealloc<40>();
+    cutlass::arch::warpgroup_reg_dealloc<Cfg::ProducerRegs>();
     if (threadIdx.x < 32) {
-      if (p.form == GroupedForm::List) {
-        // The per-group tensor maps were written by a copy: fetch them ahead of the first load.
-        for (int32_t g = threadIdx.x; g < p.groups; g += 32) {
-          cute::prefetch_tma_descriptor(p.a_maps + g);
-          cute::prefetch_tma_descriptor(p.b_maps + g);
-        }
-      } else if (threadIdx.x == 0) {
+      if (p.form != GroupedForm::List && threadIdx.x == 0) {
         cute::prefetch_tma_descriptor(&p.a_map);
         cute::prefetch_tma_descriptor(&p.b_map);
       }
       produce<Cfg>(p, pipeline, smem);
     }
   } else {
-    cutlass::arch::warpgroup_reg_alloc<232>();
+    cutlass::arch::warpgroup_reg_alloc<Cfg::ConsumerRegs>();
     consume<Cfg>(p, pipeline, smem, threadIdx.x - 128);
   }
 #endif
@@ -272,10 +282,10 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 }
 
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file).
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BN, BKMAJOR)                                   \
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR)                              \
   namespace torch_grouped::kernels {                                                             \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                        \
-    launch_grouped_gemm<GroupedGemmConfig<T, BN, BKMAJOR>>(args, grid, stream);                  \
+    launch_grouped_gemm<GroupedGemmConfig<T, BM, BN, BKMAJOR>>(args, grid, stream);              \
   }                                                                                              \
   }
 

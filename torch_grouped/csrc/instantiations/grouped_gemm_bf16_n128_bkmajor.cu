@@ -1,4 +1,0 @@
-// Grouped GEMM, bf16 inputs, 128x128 tiles, B K-major.
-#include "../kernels/grouped_gemm_sm90.cuh"
-
-TORCH_GROUPED_DEFINE_GROUPED_GEMM(grouped_gemm_bf16_n128_bkmajor, cutlass::bfloat16_t, 128, true)

@@ -1,4 +1,0 @@
-// Grouped GEMM, f16 inputs, 128x256 tiles, B K-major.
-#include "../kernels/grouped_gemm_sm90.cuh"
-
-TORCH_GROUPED_DEFINE_GROUPED_GEMM(grouped_gemm_f16_n256_bkmajor, cutlass::half_t, 256, true)
