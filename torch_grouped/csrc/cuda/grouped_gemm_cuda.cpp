@@ -4,6 +4,7 @@
 #include "grouped_gemm_cuda.h"
 
 #include <ATen/ATen.h>
+#include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -17,7 +18,7 @@
 #include "../kernels/grouped_gemm_launch.h"
 #include "../sched/group_order.h"
 #include "device_info.h"
-#include "list_maps.h"
+#include "list_launch.h"
 #include "tma_map.h"
 
 namespace torch_grouped {
@@ -31,23 +32,6 @@ constexpr int kTileK = 64;
 // Column panels of this many tiles (sched::GemmTiles::panel): a wave of 132 CTAs then reads about
 // 16 A strips and 8 B strips, which stay in L2.
 constexpr int kPanel = 8;
-
-// Encoding a tensor map needs the device's context current on this thread. CUDAGuard skips
-// cudaSetDevice when the device already matches, which on a fresh thread (autograd's backward
-// workers) leaves no context: cuTensorMapEncodeTiled then fails with CUDA_ERROR_INVALID_CONTEXT.
-void ensure_context(int device) { C10_CUDA_CHECK(cudaSetDevice(device)); }
-
-bool kernel_dtype(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHalf; }
-
-bool kernel_device(const at::Tensor& t) { return compute_capability_major(t.get_device()) == 9; }
-
-kernels::InputKind input_kind(at::ScalarType t) {
-  return t == at::kBFloat16 ? kernels::InputKind::BFloat16 : kernels::InputKind::Half;
-}
-
-OutKind out_kind(at::ScalarType t) {
-  return t == at::kFloat ? OutKind::Float : (t == at::kBFloat16 ? OutKind::BFloat16 : OutKind::Half);
-}
 
 struct Tile {
   int m, n;
@@ -99,17 +83,6 @@ std::optional<TmaOperand> operand_b(const at::Tensor& b3, bool k_major, std::vec
   return tma_operand(keep.back());
 }
 
-// A 2-D list operand as [1, outer, inner]: [rows, cols] with unit column stride, or its
-// transpose when `transposed` (then the unit stride must be along rows).
-std::optional<TmaOperand> list_operand(const at::Tensor& t, bool transposed, std::vector<at::Tensor>& keep) {
-  const int d = transposed ? 1 : 0;
-  const int64_t sizes[3] = {1, t.size(d), t.size(1 - d)};
-  const int64_t strides[3] = {t.numel(), t.stride(d), t.stride(1 - d)};
-  if (auto op = tma_operand(t.data_ptr(), t.scalar_type(), sizes, strides)) return op;
-  keep.push_back(transposed ? t.t().contiguous() : t.contiguous());
-  return tma_operand(keep.back().unsqueeze(0));
-}
-
 // The maps of the non-list forms: A boxes of 64 x tile_m; B boxes of 64 x tile_n (K-major) or
 // 64 columns x 64 rows of K (N-major).
 bool map_a(const at::Tensor& a3, int tile_m, at::ScalarType dtype, CUtensorMap& map, std::vector<at::Tensor>& keep) {
@@ -135,28 +108,6 @@ void launch(const GroupedGemmArgs& args, at::ScalarType input, Tile tile, bool b
             const at::Tensor& like) {
   const auto kernel = kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major);
   kernel.launch(args, grid, c10::cuda::getCurrentCUDAStream(like.get_device()).stream());
-}
-
-// Keeps pinned staging buffers alive while a CUDA graph that copies from them may replay.
-void keep_for_graph(const at::Tensor& host) {
-  static std::mutex lock;
-  static std::vector<at::Tensor> kept;
-  std::lock_guard<std::mutex> guard(lock);
-  kept.push_back(host);
-}
-
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
-  return status != cudaStreamCaptureStatusNone;
-}
-
-template <class T>
-T* carve(uint8_t* base, size_t& offset, size_t count) {
-  offset = (offset + 127) / 128 * 128;  // tensor maps need 64-byte alignment; keep 128
-  T* p = reinterpret_cast<T*>(base + offset);
-  offset += count * sizeof(T);
-  return p;
 }
 
 }  // namespace
@@ -227,12 +178,16 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   if (!kernel_dtype(a[0].scalar_type()) || !kernel_device(a[0])) {
     return gemm_portable(a, b, out_dtype, schedule, sort_by_k);
   }
+  const at::Device device = a[0].device();
   std::vector<at::Tensor> out;
+  out.reserve(shapes.size());
   std::vector<int32_t> active;  // groups with output elements and K > 0
   std::vector<int64_t> ks;
   int k_major_votes = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    out.push_back(at::empty({shapes[i].m, shapes[i].n}, a[i].options().dtype(od)));
+    // Straight to the CUDA allocator: through the dispatcher, at::empty costs microseconds,
+    // which a list of a hundred small groups notices.
+    out.push_back(at::Tensor(at::detail::empty_cuda({shapes[i].m, shapes[i].n}, od, device, std::nullopt)));
     if (out.back().numel() == 0) continue;
     if (shapes[i].k == 0) {
       out.back().zero_();
@@ -257,79 +212,24 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   });
   const sched::GemmTiles tiles{{tile.m, tile.n}, kPanel};
 
-  // Visiting order, sizes and the tile total.
-  const int32_t groups = static_cast<int32_t>(active.size());
-  std::vector<int64_t> ms(groups), ns(groups);
-  for (int32_t j = 0; j < groups; ++j) ms[j] = shapes[active[order[j]]].m, ns[j] = shapes[active[order[j]]].n;
-  const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
-  const int64_t total = sched::total_tiles(sizes, tiles);
-  const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * (tile.m == 64 ? 2 : 1), total));
-  const bool host_lists = mode != GemmSchedule::Device;
-  const int64_t stride = host_lists ? sched::ceil_div(total, grid) : 0;
-
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
   std::vector<at::Tensor> keep;
-  std::vector<TmaOperand> a_ops(groups), b_ops(groups);
-  for (int32_t j = 0; j < groups; ++j) {
+  std::vector<ListProblem> problems(active.size());
+  for (size_t j = 0; j < order.size(); ++j) {
     const int32_t i = active[order[j]];
     auto a_op = list_operand(a[i], false, keep);
     auto b_op = list_operand(b[i], k_major, keep);
     if (!a_op || !b_op) return gemm_portable(a, b, out_dtype, schedule, sort_by_k);  // K or N not a multiple of 8
-    a_ops[j] = *a_op, b_ops[j] = *b_op;
+    problems[j] = ListProblem{{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
+                               a_op->base, a_op->outer_stride, b_op->base, b_op->outer_stride, nullptr, 0},
+                              *a_op, *b_op};
   }
-  // One pinned staging buffer and one copy: the problem table and the per-CTA lists. The tensor
-  // maps are built on the device from two templates.
-  const size_t upload = 128 + groups * sizeof(kernels::ListGroup) + grid * stride * sizeof(sched::PrecomputedEntry);
-  at::Tensor host = at::empty({static_cast<int64_t>(upload + 128)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
-  uint8_t* base = host.data_ptr<uint8_t>();
-  size_t offset = 0;
-  auto* list = carve<kernels::ListGroup>(base, offset, groups);
-  auto* entries = carve<sched::PrecomputedEntry>(base, offset, grid * stride);
-  const size_t maps_offset = (offset + 127) / 128 * 128;
-  for (int32_t j = 0; j < groups; ++j) {
-    const int32_t i = active[order[j]];
-    list[j] = kernels::ListGroup{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
-                                 a_ops[j].base, a_ops[j].outer_stride, b_ops[j].base, b_ops[j].outer_stride};
-  }
-  if (host_lists) {
-    for (int64_t cta = 0; cta < grid; ++cta) {
-      sched::PrecomputedEntry* mine = entries + cta * stride;
-      const int64_t count = sched::entries_for_cta(total, grid, cta);
-      sched::fill_cta_schedule(sizes, tiles, grid, cta, mine);
-      for (int64_t j = count; j < stride; ++j) mine[j] = sched::PrecomputedEntry{-1, 0};
-    }
-  }
-  const at::Tensor dev = at::empty({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
-                                   host.options().pinned_memory(false).device(a[0].device()));
-  dev.narrow(0, 0, static_cast<int64_t>(offset)).copy_(host.narrow(0, 0, static_cast<int64_t>(offset)), /*non_blocking=*/true);
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(a[0].get_device()).stream();
-  if (capturing(stream)) keep_for_graph(host);
-  uint8_t* dbase = dev.data_ptr<uint8_t>();
-  auto dev_ptr = [&](const void* p) { return dbase + (static_cast<const uint8_t*>(p) - base); };
-
-  ListMapsArgs maps{};
-  maps.a_template = encode_tma_map(a_ops[0], a[0].scalar_type(), kTileK, tile.m);
-  maps.b_template = k_major ? encode_tma_map(b_ops[0], a[0].scalar_type(), kTileK, tile.n)
-                            : encode_tma_map(b_ops[0], a[0].scalar_type(), 64, kTileK);
-  maps.list = reinterpret_cast<const kernels::ListGroup*>(dev_ptr(list));
-  maps.a_maps = reinterpret_cast<CUtensorMap*>(dbase + maps_offset);
-  maps.b_maps = maps.a_maps + groups;
-  maps.groups = groups;
-  maps.element_size = static_cast<int32_t>(a[0].element_size());
-  maps.b_k_major = k_major;
-  build_list_tensor_maps(maps, stream);
-
+  const auto kernel = kernels::grouped_gemm_kernel(input_kind(a[0].scalar_type()), tile.m, tile.n, k_major);
   GroupedGemmArgs p{};
-  p.form = GroupedForm::List;
-  p.groups = groups;
-  p.a_maps = maps.a_maps;
-  p.b_maps = maps.b_maps;
-  p.list = reinterpret_cast<const kernels::ListGroup*>(dev_ptr(list));
-  p.precomputed = host_lists ? reinterpret_cast<const sched::PrecomputedEntry*>(dev_ptr(entries)) : nullptr;
-  p.precomputed_stride = stride;
   p.out_kind = out_kind(od);
   p.tiles = tiles;
-  launch(p, a[0].scalar_type(), tile, k_major, grid, a[0]);
+  launch_list(problems, tiles, ListLaunch{kernel.launch, a[0].scalar_type(), tile.m, tile.n, kernel.ctas_per_sm,
+                                          k_major, mode != GemmSchedule::Device}, p, device);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "../cpu/portable.h"
 #include "grouped_gemm_cuda.h"
 #include "layout_cuda.h"
+#include "syr2k_cuda.h"
 
 namespace torch_grouped {
 namespace {
@@ -23,7 +24,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
 TORCH_LIBRARY_IMPL(grouped, CUDA, m) {
   m.impl("gemm", &gemm_cuda);
   m.impl("grouped_mm", &grouped_mm_cuda);
-  m.impl("syr2k", &syr2k_composite);
+  m.impl("syr2k", &syr2k_cuda);
   m.impl("streamk_mm", &streamk_mm_cuda);
   m.impl("permute_copy", &permute_copy_cuda);
   m.impl("layout_transform", &layout_transform_cuda);

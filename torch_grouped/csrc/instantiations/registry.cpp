@@ -18,6 +18,8 @@ TG_DECLARE(grouped_gemm_f16_128x256_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x256_bnmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
+TG_DECLARE(rank2k_bf16_128x128)
+TG_DECLARE(rank2k_f16_128x128)
 #undef TG_DECLARE
 
 namespace {
@@ -47,6 +49,10 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
   }
   TORCH_INTERNAL_ASSERT(false, "grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles");
   return {};
+}
+
+GroupedGemmLauncher rank2k_kernel(InputKind input) {
+  return input == InputKind::BFloat16 ? rank2k_bf16_128x128 : rank2k_f16_128x128;
 }
 
 }  // namespace torch_grouped::kernels

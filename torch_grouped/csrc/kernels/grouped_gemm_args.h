@@ -7,6 +7,7 @@
 
 #include "../sched/common.h"
 #include "../sched/grouped_visitor.h"
+#include "../sched/rank2k_visitor.h"
 
 namespace torch_grouped::kernels {
 
@@ -29,6 +30,8 @@ struct ListGroup {
   int64_t lda;
   const void* b;    // K-major: [n, k] rows of length k; N-major: [k, n] rows of length n
   int64_t ldb;
+  const void* c_in;  // syr2k: the `uplo` triangle of c is read (beta != 0), else null
+  int64_t ldc_in;
 };
 
 struct GroupedGemmArgs {
@@ -51,6 +54,11 @@ struct GroupedGemmArgs {
   GroupedForm form;
   OutKind out_kind;
   sched::GemmTiles tiles;
+  // Rank2K kernels (syr2k): out = alpha (A Bᵀ + B Aᵀ) + beta c over the `uplo` triangle's tiles,
+  // each written with its mirror; `triangle.all_tiles` walks every tile instead (the GEMM
+  // scheduler, for comparison), each writing only itself.
+  sched::SymmetricTiles triangle;
+  float alpha, beta;
 };
 
 // One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.
@@ -62,6 +70,8 @@ struct GroupProblem {
   const CUtensorMap* b;
   char* c;                 // element (0, 0) of the problem's output
   int64_t ldc;
+  const void* c_in;        // Rank2K: beta's c, or null
+  int64_t ldc_in;
 };
 
 TG_HOST_DEVICE int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
@@ -93,6 +103,7 @@ TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, R
     q.m = lg.m, q.n = lg.n, q.k = lg.k;
     q.a = p.a_maps + g, q.b = p.b_maps + g;
     q.c = static_cast<char*>(lg.c), q.ldc = lg.ldc;
+    q.c_in = lg.c_in, q.ldc_in = lg.ldc_in;
     return q;
   }
   if (p.form == GroupedForm::Batched) {

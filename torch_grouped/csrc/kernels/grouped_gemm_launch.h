@@ -22,4 +22,7 @@ struct GroupedGemmKernel {
 // K-major or N-major.
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major);
 
+// The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major.
+GroupedGemmLauncher rank2k_kernel(InputKind input);
+
 }  // namespace torch_grouped::kernels

@@ -29,10 +29,15 @@
 
 namespace torch_grouped::kernels {
 
-template <class T, int BM_, int BN_, bool BKMajor_>
+template <class T, int BM_, int BN_, bool BKMajor_, bool Rank2K_ = false>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
+  // Rank2K (syr2k): the K loop runs twice, over A Bᵀ then B Aᵀ, so both operands come from the
+  // same two maps in swapped roles: square tiles, B K-major.
+  static constexpr bool Rank2K = Rank2K_;
+  static_assert(!Rank2K || (BM == BN && BKMajor_), "Rank2K needs square tiles and K-major operands");
+  using Tiles = cute::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
   static constexpr int Consumers = BM / 64;  // consumer warpgroups, 64 rows each
   static constexpr int Threads = 128 * (Consumers + 1);
@@ -82,11 +87,20 @@ struct TileWalker {
       m = q.m, n = q.n;
     }
   };
+  using Tiles = typename Cfg::Tiles;
   const GroupedGemmArgs& p;
-  sched::WarpGroupedVisitor<sched::GemmTiles, Sizes> visitor;
+  Tiles tiles;
+  sched::WarpGroupedVisitor<Tiles, Sizes> visitor;
 
+  __device__ static Tiles tiles_of(const GroupedGemmArgs& args) {
+    if constexpr (Cfg::Rank2K) {
+      return args.triangle;
+    } else {
+      return args.tiles;
+    }
+  }
   __device__ explicit TileWalker(const GroupedGemmArgs& args)
-      : p(args), visitor{Sizes{&args}, visited_groups(args), args.tiles} {}
+      : p(args), tiles(tiles_of(args)), visitor{Sizes{&args}, visited_groups(args), tiles_of(args)} {}
 
   // Tile `step` of this CTA (linear tile blockIdx.x + step * gridDim.x) and its problem.
   __device__ __forceinline__ bool next(int64_t step, sched::TileCoord& tile, GroupProblem& q) {
@@ -97,7 +111,7 @@ struct TileWalker {
       const sched::PrecomputedEntry e = p.precomputed[blockIdx.x * p.precomputed_stride + step];
       if (e.group < 0) return false;  // past this CTA's last tile
       q = resolve_group(p, e.group, read);
-      tile = p.tiles.coord(e.group, q.m, q.n, index - e.group_first_tile);
+      tile = tiles.coord(e.group, q.m, q.n, index - e.group_first_tile);
       return true;
     }
     int64_t m, n;
@@ -119,6 +133,7 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   GroupProblem q;
   int32_t acquired = -1;  // the list group whose tensor maps this thread has acquired
   for (int64_t step = 0; walker.next(step, tile, q); ++step) {
+    if (!tile.valid) continue;  // a padding slot of the Rank2K walk
     const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
     if (p.form == GroupedForm::List && leader && tile.group != acquired && kblocks > 0) {
       // The list maps were patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu).
@@ -127,11 +142,20 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
       acquired = tile.group;
     }
     const int32_t row = q.a_row + tile.tile_m * Cfg::BM, col = q.b_col + tile.tile_n * Cfg::BN;
-    for (int32_t kb = 0; kb < kblocks && leader; ++kb) {
+    for (int32_t kb = 0; kb < kblocks * (Cfg::Rank2K ? 2 : 1) && leader; ++kb) {
       pipeline.producer_acquire(state);
       uint64_t* bar = pipeline.producer_get_barrier(state);
       T* a = smem.a + state.index() * Cfg::BM * Cfg::BK;
       T* b = smem.b + state.index() * Cfg::BN * Cfg::BK;
+      if constexpr (Cfg::Rank2K) {
+        // First pass A_i B_jᵀ, second pass B_i A_jᵀ: the same maps with their roles swapped.
+        const bool second = kb >= kblocks;
+        const int32_t k0 = (second ? kb - kblocks : kb) * Cfg::BK;
+        cute::SM90_TMA_LOAD_3D::copy(second ? q.b : q.a, bar, kEvictNormal, a, k0, row, 0);
+        cute::SM90_TMA_LOAD_3D::copy(second ? q.a : q.b, bar, kEvictNormal, b, k0, col, 0);
+        ++state;
+        continue;
+      }
       const int32_t k0 = kb * Cfg::BK;
       cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a, k0, row, q.a_batch);
       if constexpr (Cfg::BKMajor) {
@@ -158,6 +182,9 @@ __device__ __forceinline__ Out from_float(float x) {
     return __float2half_rn(x);
   }
 }
+
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 
 // Stores this thread's accumulators of the tile: two adjacent columns at a time where the output
 // allows 2-element stores, masked to the problem's rows and columns.
@@ -188,6 +215,34 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
   }
 }
 
+// The Rank2K epilogue: v = alpha·acc + beta·c (c read from its `uplo` triangle), stored at
+// (r, c) and at the mirror (c, r), for the elements of the `uplo` triangle only, so that both
+// halves hold the same bits: a diagonal tile computes both (r, c) and (c, r), whose sums differ
+// in rounding. With the GEMM walk (all_tiles) each tile stores only itself.
+template <class CuteT, class Acc, class Coords>
+__device__ __forceinline__ void store_symmetric_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
+                                                     int64_t row0, int64_t col0, const GroupedGemmArgs& p) {
+  using Out = cute::conditional_t<std::is_same_v<CuteT, cutlass::bfloat16_t>, __nv_bfloat16, __half>;
+  Out* out = reinterpret_cast<Out*>(q.c);
+  const Out* c_in = reinterpret_cast<const Out*>(q.c_in);
+  const bool lower = p.triangle.triangle.uplo == sched::Uplo::Lower, mirror = !p.triangle.all_tiles;
+  CUTE_UNROLL
+  for (int i = 0; i < cute::size(acc); ++i) {
+    const int64_t r = row0 + cute::get<0>(coords(i)), col = col0 + cute::get<1>(coords(i));
+    if (r >= q.n || col >= q.n) continue;
+    const bool in_triangle = lower ? r >= col : r <= col;
+    if (mirror && !in_triangle) continue;
+    float v = p.alpha * acc(i);
+    if (c_in != nullptr) {
+      const int64_t src = in_triangle ? r * q.ldc_in + col : col * q.ldc_in + r;
+      v += p.beta * to_float(c_in[src]);
+    }
+    const Out o = from_float<Out>(v);
+    out[r * q.ldc + col] = o;
+    if (mirror) out[col * q.ldc + r] = o;
+  }
+}
+
 template <class Cfg>
 __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem, int thread) {
@@ -206,7 +261,8 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   sched::TileCoord tile;
   GroupProblem q;
   for (int64_t step = 0; walker.next(step, tile, q); ++step) {
-    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
+    if (!tile.valid) continue;  // a padding slot of the Rank2K walk
+    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK)) * (Cfg::Rank2K ? 2 : 1);
     if (kblocks == 0) clear(acc);
     mma.accumulate_ = GMMA::ScaleOut::Zero;
     auto previous = state;
@@ -231,6 +287,10 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     if (kblocks > 0) pipeline.consumer_release(previous);
 
     const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
+    if constexpr (Cfg::Rank2K) {
+      store_symmetric_tile<typename Cfg::Element>(acc, coords, q, row0, col0, p);
+      continue;
+    }
     switch (p.out_kind) {
       case OutKind::Float: store_tile<float>(acc, coords, q, row0, col0); break;
       case OutKind::BFloat16: store_tile<__nv_bfloat16>(acc, coords, q, row0, col0); break;
@@ -282,10 +342,10 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 }
 
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file).
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR)                              \
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, RANK2K)                      \
   namespace torch_grouped::kernels {                                                             \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                        \
-    launch_grouped_gemm<GroupedGemmConfig<T, BM, BN, BKMAJOR>>(args, grid, stream);              \
+    launch_grouped_gemm<GroupedGemmConfig<T, BM, BN, BKMAJOR, RANK2K>>(args, grid, stream);      \
   }                                                                                              \
   }
 

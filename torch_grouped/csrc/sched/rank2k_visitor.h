@@ -60,6 +60,22 @@ struct Rank2KTiles {
   }
 };
 
+// The tiles of a symmetric output: the Rank2K walk over the triangle, or, with `all_tiles`, the
+// plain GEMM walk over the whole square (the grouped GEMM scheduler, which the Rank2K scheduler
+// is measured against).
+struct SymmetricTiles {
+  Rank2KTiles triangle;
+  bool all_tiles;
+  TG_HOST_DEVICE int64_t count(int64_t m, int64_t n) const {
+    return all_tiles ? ceil_div(n, triangle.tile.m) * ceil_div(n, triangle.tile.n) : triangle.count(m, n);
+  }
+  TG_HOST_DEVICE TileCoord coord(int32_t group, int64_t m, int64_t n, int64_t local) const {
+    if (!all_tiles) return triangle.coord(group, m, n, local);
+    const int64_t tn = ceil_div(n, triangle.tile.n);
+    return TileCoord{group, static_cast<int32_t>(local / tn), static_cast<int32_t>(local % tn), true};
+  }
+};
+
 // Whether tile (i, j) of an order-n problem holds any element of the `uplo` triangle: these are
 // exactly the tiles the walk must produce.
 TG_HOST_DEVICE bool tile_meets_triangle(TileShape tile, Uplo uplo, int64_t i, int64_t j) {

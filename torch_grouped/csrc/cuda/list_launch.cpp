@@ -1,0 +1,131 @@
+#include "list_launch.h"
+
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "device_info.h"
+#include "list_maps.h"
+
+namespace torch_grouped {
+namespace {
+
+constexpr int kTileK = 64;
+
+// Keeps pinned staging buffers alive while a CUDA graph that copies from them may replay.
+void keep_for_graph(const at::Tensor& host) {
+  static std::mutex lock;
+  static std::vector<at::Tensor> kept;
+  std::lock_guard<std::mutex> guard(lock);
+  kept.push_back(host);
+}
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
+template <class T>
+T* carve(uint8_t* base, size_t& offset, size_t count) {
+  offset = (offset + 127) / 128 * 128;  // tensor maps need 64-byte alignment; keep 128
+  T* p = reinterpret_cast<T*>(base + offset);
+  offset += count * sizeof(T);
+  return p;
+}
+
+}  // namespace
+
+void ensure_context(int device) { C10_CUDA_CHECK(cudaSetDevice(device)); }
+
+bool kernel_dtype(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHalf; }
+
+bool kernel_device(const at::Tensor& t) { return compute_capability_major(t.get_device()) == 9; }
+
+kernels::InputKind input_kind(at::ScalarType t) {
+  return t == at::kBFloat16 ? kernels::InputKind::BFloat16 : kernels::InputKind::Half;
+}
+
+kernels::OutKind out_kind(at::ScalarType t) {
+  using kernels::OutKind;
+  return t == at::kFloat ? OutKind::Float : (t == at::kBFloat16 ? OutKind::BFloat16 : OutKind::Half);
+}
+
+std::optional<TmaOperand> list_operand(const at::Tensor& t, bool transposed, std::vector<at::Tensor>& keep) {
+  const int d = transposed ? 1 : 0;
+  const int64_t sizes[3] = {1, t.size(d), t.size(1 - d)};
+  const int64_t strides[3] = {t.numel(), t.stride(d), t.stride(1 - d)};
+  if (auto op = tma_operand(t.data_ptr(), t.scalar_type(), sizes, strides)) return op;
+  keep.push_back(transposed ? t.t().contiguous() : t.contiguous());
+  return tma_operand(keep.back().unsqueeze(0));
+}
+
+template <class Tiles>
+void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const ListLaunch& how,
+                 kernels::GroupedGemmArgs p, const at::Device& device) {
+  const int32_t groups = static_cast<int32_t>(problems.size());
+  std::vector<int64_t> ms(groups), ns(groups);
+  for (int32_t j = 0; j < groups; ++j) ms[j] = problems[j].group.m, ns[j] = problems[j].group.n;
+  const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
+  const int64_t total = sched::total_tiles(sizes, tiles);
+  const int64_t slots = int64_t(multiprocessor_count(device.index())) * how.ctas_per_sm;
+  const int grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(slots, total)));
+  const int64_t stride = how.host_lists ? sched::ceil_div(total, grid) : 0;
+
+  // One pinned staging buffer and one copy: the problem table and the per-CTA lists.
+  const size_t upload = 256 + groups * sizeof(kernels::ListGroup) + grid * stride * sizeof(sched::PrecomputedEntry);
+  at::Tensor host = at::empty({static_cast<int64_t>(upload)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  uint8_t* base = host.data_ptr<uint8_t>();
+  size_t offset = 0;
+  auto* list = carve<kernels::ListGroup>(base, offset, groups);
+  auto* entries = carve<sched::PrecomputedEntry>(base, offset, grid * stride);
+  const size_t maps_offset = (offset + 127) / 128 * 128;
+  for (int32_t j = 0; j < groups; ++j) list[j] = problems[j].group;
+  if (how.host_lists) {
+    for (int64_t cta = 0; cta < grid; ++cta) {
+      sched::PrecomputedEntry* mine = entries + cta * stride;
+      const int64_t count = sched::entries_for_cta(total, grid, cta);
+      sched::fill_cta_schedule(sizes, tiles, grid, cta, mine);
+      for (int64_t j = count; j < stride; ++j) mine[j] = sched::PrecomputedEntry{-1, 0};
+    }
+  }
+  const at::Tensor dev = at::empty({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
+                                   at::TensorOptions().dtype(at::kByte).device(device));
+  dev.narrow(0, 0, static_cast<int64_t>(offset)).copy_(host.narrow(0, 0, static_cast<int64_t>(offset)), /*non_blocking=*/true);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+  if (capturing(stream)) keep_for_graph(host);
+  uint8_t* dbase = dev.data_ptr<uint8_t>();
+
+  // The tensor maps: two templates encoded here, patched per group on the device.
+  ListMapsArgs maps{};
+  maps.a_template = encode_tma_map(problems[0].a, how.dtype, kTileK, how.tile_m);
+  maps.b_template = how.b_k_major ? encode_tma_map(problems[0].b, how.dtype, kTileK, how.tile_n)
+                                  : encode_tma_map(problems[0].b, how.dtype, 64, kTileK);
+  maps.list = reinterpret_cast<const kernels::ListGroup*>(dbase + (reinterpret_cast<uint8_t*>(list) - base));
+  maps.a_maps = reinterpret_cast<CUtensorMap*>(dbase + maps_offset);
+  maps.b_maps = maps.a_maps + groups;
+  maps.groups = groups;
+  maps.element_size = static_cast<int32_t>(at::elementSize(how.dtype));
+  maps.b_k_major = how.b_k_major;
+  build_list_tensor_maps(maps, stream);
+
+  p.form = kernels::GroupedForm::List;
+  p.groups = groups;
+  p.a_maps = maps.a_maps;
+  p.b_maps = maps.b_maps;
+  p.list = maps.list;
+  p.precomputed = how.host_lists
+                      ? reinterpret_cast<const sched::PrecomputedEntry*>(dbase + (reinterpret_cast<uint8_t*>(entries) - base))
+                      : nullptr;
+  p.precomputed_stride = stride;
+  how.kernel(p, grid, stream);
+}
+
+template void launch_list<sched::GemmTiles>(const std::vector<ListProblem>&, sched::GemmTiles, const ListLaunch&,
+                                            kernels::GroupedGemmArgs, const at::Device&);
+template void launch_list<sched::SymmetricTiles>(const std::vector<ListProblem>&, sched::SymmetricTiles,
+                                                 const ListLaunch&, kernels::GroupedGemmArgs, const at::Device&);
+
+}  // namespace torch_grouped

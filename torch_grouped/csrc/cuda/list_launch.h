@@ -1,0 +1,51 @@
+// Runs a list of matmul problems whose sizes the host knows (gemm, syr2k) through the persistent
+// grouped kernel: one pinned upload of the problem table and the per-CTA tile lists, the tensor
+// maps built on the device, then the kernel.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "../kernels/grouped_gemm_launch.h"
+#include "tma_map.h"
+
+namespace torch_grouped {
+
+struct ListProblem {
+  kernels::ListGroup group;  // sizes, output and operand pointers
+  TmaOperand a, b;           // the operands as TMA sees them
+};
+
+struct ListLaunch {
+  kernels::GroupedGemmLauncher kernel;
+  at::ScalarType dtype;  // of the operands
+  int tile_m, tile_n;
+  int ctas_per_sm;
+  bool b_k_major;
+  bool host_lists;  // host-precomputed per-CTA tile lists, else the device-only visitor
+};
+
+// `p` carries the mode's fields (out_kind, tiles or triangle, alpha and beta); the rest is filled
+// here. `problems` are in visiting order and must not be empty.
+template <class Tiles>
+void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const ListLaunch& how,
+                 kernels::GroupedGemmArgs p, const at::Device& device);
+
+// Whether the kernels serve these inputs: bf16 or fp16 operands on a Hopper GPU (sm_90a code).
+bool kernel_dtype(at::ScalarType t);
+bool kernel_device(const at::Tensor& t);
+kernels::InputKind input_kind(at::ScalarType t);
+kernels::OutKind out_kind(at::ScalarType t);
+
+// A 2-D list operand as [1, outer, inner]: [rows, cols] with unit column stride, or its
+// transpose when `transposed` (then the unit stride must be along rows). Reads sizes and strides
+// without making views (a microsecond each, per group); copies only when TMA cannot address the
+// tensor as it is, keeping the copy in `keep` until the launch.
+std::optional<TmaOperand> list_operand(const at::Tensor& t, bool transposed, std::vector<at::Tensor>& keep);
+
+// Encoding a tensor map needs the device's context current on this thread. CUDAGuard skips
+// cudaSetDevice when the device already matches, which on a fresh thread (autograd's backward
+// workers) leaves no context: cuTensorMapEncodeTiled then fails with CUDA_ERROR_INVALID_CONTEXT.
+void ensure_context(int device);
+
+}  // namespace torch_grouped

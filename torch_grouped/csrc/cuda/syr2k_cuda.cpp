@@ -1,0 +1,80 @@
+// CUDA path of syr2k: bf16/fp16 groups on Hopper run in the persistent Rank2K kernel, which walks
+// only the `uplo` triangle's tiles (sched::Rank2KTiles) and writes every tile with its mirror.
+// Other dtypes and GPUs take the two-matmul composite.
+#include <ATen/ATen.h>
+#include <ATen/cuda/EmptyTensor.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "../common/checks.h"
+#include "../cpu/portable.h"
+#include "list_launch.h"
+#include "syr2k_cuda.h"
+
+namespace torch_grouped {
+namespace {
+
+constexpr int kTile = 128;
+
+// TORCH_GROUPED_SYR2K_SCHEDULER=gemm runs the same kernel over every tile of the square with the
+// grouped GEMM walk (each tile written once, no mirror): the benchmark's measure of what the
+// triangle scheduler gains.
+bool gemm_scheduler() {
+  const char* v = std::getenv("TORCH_GROUPED_SYR2K_SCHEDULER");
+  return v != nullptr && std::strcmp(v, "gemm") == 0;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::TensorList c, const std::string& uplo_name,
+                                   double alpha, double beta) {
+  const sched::Uplo uplo = check_syr2k(a, b, c, uplo_name);
+  if (a.empty()) return {};
+  c10::cuda::CUDAGuard guard(a[0].device());
+  ensure_context(a[0].get_device());
+  if (!kernel_dtype(a[0].scalar_type()) || !kernel_device(a[0])) {
+    return syr2k_composite(a, b, c, uplo_name, alpha, beta);
+  }
+  const at::Device device = a[0].device();
+  const bool with_c = beta != 0.0 && !c.empty();
+  std::vector<at::Tensor> out, keep;
+  std::vector<ListProblem> problems;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const int64_t n = a[i].size(0), k = a[i].size(1);
+    out.push_back(at::Tensor(at::detail::empty_cuda({n, n}, a[i].scalar_type(), device, std::nullopt)));
+    if (n == 0) continue;
+    if (k == 0) {  // no products: alpha·0 + beta·c, folded from its triangle
+      at::Tensor folded = at::zeros({n, n}, out.back().options());
+      if (with_c) {
+        const at::Tensor t = uplo == sched::Uplo::Lower ? at::tril(c[i]) : at::triu(c[i]);
+        folded = (t + (uplo == sched::Uplo::Lower ? at::tril(c[i], -1) : at::triu(c[i], 1)).t()).mul(beta);
+      }
+      out.back().copy_(folded);
+      continue;
+    }
+    auto a_op = list_operand(a[i], false, keep);
+    auto b_op = list_operand(b[i], false, keep);
+    if (!a_op || !b_op) return syr2k_composite(a, b, c, uplo_name, alpha, beta);  // K not a multiple of 8
+    const at::Tensor ci = with_c ? c[i].contiguous() : at::Tensor();
+    if (with_c) keep.push_back(ci);
+    problems.push_back(ListProblem{{n, n, k, out.back().data_ptr(), n, a_op->base, a_op->outer_stride, b_op->base,
+                                    b_op->outer_stride, with_c ? ci.data_ptr() : nullptr, with_c ? n : 0},
+                                   *a_op, *b_op});
+  }
+  if (problems.empty()) return out;
+  const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, kTile}, uplo}, gemm_scheduler()};
+  kernels::GroupedGemmArgs p{};
+  p.out_kind = out_kind(a[0].scalar_type());
+  p.triangle = tiles;
+  p.alpha = static_cast<float>(alpha);
+  p.beta = static_cast<float>(beta);
+  launch_list(problems, tiles,
+              ListLaunch{kernels::rank2k_kernel(input_kind(a[0].scalar_type())), a[0].scalar_type(), kTile, kTile, 1,
+                         /*b_k_major=*/true, /*host_lists=*/true},
+              p, device);
+  return out;
+}
+
+}  // namespace torch_grouped
