@@ -34,6 +34,8 @@ def cases(device):
         a = [torch.randn(m, k, device=device, dtype=dtype) for m, _, k in shapes]
         b = [torch.randn(k, n, device=device, dtype=dtype) for _, n, k in shapes]
         flops = sum(2.0 * m * n * k for m, n, k in shapes)
-        yield Case("gemm", name, dtype, lambda a=a, b=b: tg.gemm(a, b),
-                   {"loop of mm": lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)]},
-                   flops, "mm", TOL[dtype])
+        peers = {"loop of mm": lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)]}
+        if on_gpu(device):  # what the scheduler mode and the sorting by K do, same kernel
+            peers["ours, device schedule"] = lambda a=a, b=b: tg.gemm(a, b, schedule="device")
+            peers["ours, unsorted"] = lambda a=a, b=b: tg.gemm(a, b, sort_by_k=False)
+        yield Case("gemm", name, dtype, lambda a=a, b=b: tg.gemm(a, b), peers, flops, "mm", TOL[dtype])

@@ -1,4 +1,5 @@
 """syr2k against the two-mm composite a user would write, torch.addmm(a @ b.T, b, a.T)."""
+import os
 import random
 
 import torch
@@ -8,7 +9,8 @@ from common import Case, on_gpu
 
 GPU_CASES = [(dtype, n, k) for dtype in (torch.float32, torch.float64)
              for n, k in ((4096, 4096), (8192, 1024), (2048, 8192), (1024, 1024))]
-GPU_CASES += [(torch.bfloat16, 4096, 4096), (torch.float16, 4096, 4096)]
+GPU_CASES += [(torch.bfloat16, 4096, 4096), (torch.float16, 4096, 4096), (torch.bfloat16, 8192, 1024),
+              (torch.bfloat16, 2048, 8192), (torch.bfloat16, 1024, 1024)]
 CPU_CASES = [(torch.float32, 256, 64), (torch.float64, 256, 64)]
 TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 1e-4, torch.float64: 1e-10}
 
@@ -17,16 +19,34 @@ def _composite(a, b):
     return [torch.addmm(x @ y.T, y, x.T) for x, y in zip(a, b)]
 
 
+def _gemm_scheduler(a, b):
+    """The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no mirror)."""
+    os.environ["TORCH_GROUPED_SYR2K_SCHEDULER"] = "gemm"
+    try:
+        return tg.syr2k(a, b)
+    finally:
+        del os.environ["TORCH_GROUPED_SYR2K_SCHEDULER"]
+
+
+def _peers(a, b, dtype, device, composite_name):
+    peers = {composite_name: lambda: _composite(a, b)}
+    if on_gpu(device) and dtype in (torch.bfloat16, torch.float16):
+        peers["same kernel, GEMM scheduler"] = lambda: _gemm_scheduler(a, b)
+    return peers
+
+
 def cases(device):
     for dtype, n, k in (GPU_CASES if on_gpu(device) else CPU_CASES):
         a, b = [torch.randn(n, k, device=device, dtype=dtype)], [torch.randn(n, k, device=device, dtype=dtype)]
         yield Case("syr2k", f"n{n}_k{k}", dtype, lambda a=a, b=b: tg.syr2k(a, b),
-                   {"two mm": lambda a=a, b=b: _composite(a, b)}, 2.0 * n * (n + 1) * k, "mm", TOL[dtype])
+                   _peers(a, b, dtype, device, "two mm"), 2.0 * n * (n + 1) * k, "mm", TOL[dtype])
     rng = random.Random(0)
     count, top = (48, 1024) if on_gpu(device) else (8, 128)
     sizes = [(rng.randint(top // 8, top), rng.randint(top // 8, top)) for _ in range(count)]
-    a = [torch.randn(n, k, device=device) for n, k in sizes]
-    b = [torch.randn(n, k, device=device) for n, k in sizes]
-    yield Case("syr2k", f"grouped_{count}_mixed", torch.float32, lambda: tg.syr2k(a, b),
-               {"loop of two mm": lambda: _composite(a, b)},
-               sum(2.0 * n * (n + 1) * k for n, k in sizes), "mm", TOL[torch.float32])
+    sizes = [(n, k // 8 * 8 or 8) for n, k in sizes]  # K a multiple of 8: the kernel's TMA rule
+    for dtype in (torch.float32, torch.bfloat16) if on_gpu(device) else (torch.float32,):
+        a = [torch.randn(n, k, device=device, dtype=dtype) for n, k in sizes]
+        b = [torch.randn(n, k, device=device, dtype=dtype) for n, k in sizes]
+        yield Case("syr2k", f"grouped_{count}_mixed", dtype, lambda a=a, b=b: tg.syr2k(a, b),
+                   _peers(a, b, dtype, device, "loop of two mm"),
+                   sum(2.0 * n * (n + 1) * k for n, k in sizes), "mm", TOL[dtype])

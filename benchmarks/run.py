@@ -41,6 +41,12 @@ def print_table(results, limits):
         print(f"{r['op']:<17}{r['case'][:43]:<44}{r['dtype']:<9}{'yes' if r['ok'] else 'NO':<4}"
               f"{r['ours_ms']:>10.4f}{r['peers_ms'][peer]:>10.4f}{r['ratio']:>7.2f}  {r['rate_text']:<15}"
               f"{100 * r['fraction_of_limit']:>7.1f}%  {peer}")
+    others = [(r, name) for r in results for name in r["peers_ms"] if name != r["headline_peer"]]
+    if others:
+        print("\nother peers, measured in the same run (ratio = their time / ours):")
+        for r, name in others:
+            print(f"  {r['op']:<15}{r['case'][:43]:<44}{r['dtype']:<9}{r['peers_ms'][name]:>10.4f} ms  "
+                  f"{r['ratios'][name]:>6.2f}x  {name}")
     print()
     for op in dict.fromkeys(r["op"] for r in results):
         ratios = [r["ratio"] for r in results if r["op"] == op]

@@ -6,7 +6,7 @@
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
 #   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default "cuda and (layout or permute) and not huge"),
-#              TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
+#              SANITIZE_TOOLS (default "memcheck racecheck"), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
@@ -56,7 +56,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 if [ "${SKIP_TESTS:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-cuda and (layout or permute) and not huge}'"
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
       python3 -m pytest test -q -x -p no:cacheprovider -k "${SANITIZE:-cuda and (layout or permute) and not huge}" 2>&1 | tail -6
     echo "$tool exit code: ${PIPESTATUS[0]}"
