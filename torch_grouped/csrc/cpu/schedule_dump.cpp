@@ -48,8 +48,18 @@ at::Tensor dump_grouped(const std::vector<int64_t>& m, const std::vector<int64_t
     } else {
       std::vector<sched::PrecomputedEntry> entries(sched::entries_for_cta(total, grid, cta));
       sched::fill_cta_schedule(sizes, tiles, grid, cta, entries.data());
-      for (size_t step = 0; step < entries.size(); ++step)
+      // The one-pass fill the launcher uses must give every CTA the same list.
+      const int64_t stride = sched::ceil_div(total, grid);
+      std::vector<sched::PrecomputedEntry> all(grid * stride);
+      sched::fill_all_cta_schedules(sizes, tiles, grid, stride, all.data());
+      for (size_t step = 0; step < entries.size(); ++step) {
+        const sched::PrecomputedEntry e = all[cta * stride + step];
+        TORCH_CHECK(e.group == entries[step].group && e.group_first_tile == entries[step].group_first_tile,
+                    "schedule: the one-pass fill disagrees with the per-CTA fill at CTA ", cta, " step ", step);
         emit(step, sched::decode_precomputed(sizes, tiles, entries[step], cta + step * grid));
+      }
+      for (int64_t step = entries.size(); step < stride; ++step)
+        TORCH_CHECK(all[cta * stride + step].group == -1, "schedule: a slot past a CTA's last tile is not empty");
     }
   }
   return rows_to_tensor(rows, 6);

@@ -30,8 +30,12 @@ using kernels::OutKind;
 
 constexpr int kTileK = 64;
 // Column panels of this many tiles (sched::GemmTiles::panel): a wave of 132 CTAs then reads about
-// 16 A strips and 8 B strips, which stay in L2.
-constexpr int kPanel = 8;
+// 16 A strips and 8 B strips, which stay in L2. TORCH_GROUPED_PANEL overrides it (the benchmarks'
+// sweeps; 0 = plain row-major).
+int panel_width() {
+  const char* v = std::getenv("TORCH_GROUPED_PANEL");
+  return v != nullptr && *v != 0 ? std::atoi(v) : 8;
+}
 
 struct Tile {
   int m, n;
@@ -162,7 +166,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (!map_a(a3, tile.m, a.scalar_type(), p.a_map, keep) || !map_b(b3, k_major, tile.n, a.scalar_type(), p.b_map, keep)) {
     return grouped_mm_portable(a, b, offs, out_dtype);  // K or N not a multiple of 8 elements
   }
-  p.tiles = sched::GemmTiles{{tile.m, tile.n}, kPanel};
+  p.tiles = sched::GemmTiles{{tile.m, tile.n}, panel_width()};
   launch(p, a.scalar_type(), tile, k_major, grid, a);
   return out;
 }
@@ -210,7 +214,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     for (int32_t i : active) count += sched::ceil_div(shapes[i].m, t.m) * sched::ceil_div(shapes[i].n, t.n);
     return count;
   });
-  const sched::GemmTiles tiles{{tile.m, tile.n}, kPanel};
+  const sched::GemmTiles tiles{{tile.m, tile.n}, panel_width()};
 
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
   std::vector<at::Tensor> keep;

@@ -83,14 +83,7 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   auto* entries = carve<sched::PrecomputedEntry>(base, offset, grid * stride);
   const size_t maps_offset = (offset + 127) / 128 * 128;
   for (int32_t j = 0; j < groups; ++j) list[j] = problems[j].group;
-  if (how.host_lists) {
-    for (int64_t cta = 0; cta < grid; ++cta) {
-      sched::PrecomputedEntry* mine = entries + cta * stride;
-      const int64_t count = sched::entries_for_cta(total, grid, cta);
-      sched::fill_cta_schedule(sizes, tiles, grid, cta, mine);
-      for (int64_t j = count; j < stride; ++j) mine[j] = sched::PrecomputedEntry{-1, 0};
-    }
-  }
+  if (how.host_lists) sched::fill_all_cta_schedules(sizes, tiles, grid, stride, entries);
   const at::Tensor dev = at::empty({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
                                    at::TensorOptions().dtype(at::kByte).device(device));
   dev.narrow(0, 0, static_cast<int64_t>(offset)).copy_(host.narrow(0, 0, static_cast<int64_t>(offset)), /*non_blocking=*/true);
