@@ -21,6 +21,7 @@
 #include <cute/atom/mma_atom.hpp>
 #include <cute/tensor.hpp>
 #include <cutlass/numeric_types.h>
+#include <cutlass/arch/barrier.h>
 #include <cutlass/arch/reg_reconfig.h>
 #include <cutlass/pipeline/sm90_pipeline.hpp>
 
@@ -50,10 +51,14 @@ struct GroupedGemmConfig {
   // which is what TMA's SWIZZLE_128B writes and WGMMA's SW128 layouts read.
   static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
   static constexpr int StageBytes = (BM + BN) * BK * int(sizeof(T));
+  // The epilogue stages 64 rows x 32 columns of fp32 per consumer warpgroup in shared memory, so
+  // that the stores to global memory are whole row segments; rows padded by 8 floats so that the
+  // accumulator writes are free of bank conflicts.
+  static constexpr int EpilogueCols = 32, EpiloguePitch = EpilogueCols + 8;
+  static constexpr int EpilogueBytes = Consumers * 64 * EpiloguePitch * 4;
   // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
-  static constexpr int Stages = ((227 * 1024) / CtasPerSm - 2048) / StageBytes < 8
-                                    ? ((227 * 1024) / CtasPerSm - 2048) / StageBytes
-                                    : 8;
+  static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes;
+  static constexpr int Stages = StageBudget / StageBytes < 8 ? StageBudget / StageBytes : 8;
 
   using SmemLayoutA = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<T>{},
                                                    cute::Shape<cute::Int<BM>, cute::Int<BK>, cute::Int<Stages>>{}));
@@ -72,6 +77,7 @@ struct GroupedGemmConfig {
   struct alignas(1024) SharedStorage {
     alignas(1024) T a[Stages * BM * BK];
     alignas(1024) T b[Stages * BN * BK];
+    alignas(16) float epilogue[Consumers][64 * EpiloguePitch];
     typename Pipeline::SharedStorage pipeline;
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
@@ -186,33 +192,56 @@ __device__ __forceinline__ Out from_float(float x) {
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 
-// Stores this thread's accumulators of the tile: two adjacent columns at a time where the output
-// allows 2-element stores, masked to the problem's rows and columns.
-template <class Out, class Acc, class Coords>
+// Stores the tile through shared memory, 32 columns at a time per consumer warpgroup: each thread
+// writes its accumulators (pairs of adjacent columns) into the warpgroup's staging buffer, then
+// the warpgroup reads it back by rows, 4 floats per thread, and stores whole row segments
+// (vectors of 4 elements where the output's alignment allows), masked to the problem.
+template <class Out, class Cfg, class Acc, class Coords>
 __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
-                                           int64_t row0, int64_t col0) {
+                                           int64_t row0, int64_t col0, float* stage, int warpgroup, int thread) {
+  constexpr int P = Cfg::EpiloguePitch, W = Cfg::EpilogueCols;
   Out* c = reinterpret_cast<Out*>(q.c);
-  const bool paired = (reinterpret_cast<uintptr_t>(c) % (2 * sizeof(Out))) == 0 && q.ldc % 2 == 0;
-  CUTE_UNROLL
-  for (int i = 0; i < cute::size(acc); i += 2) {
-    // WGMMA accumulators come in pairs of adjacent columns of one row.
-    const int64_t r = row0 + cute::get<0>(coords(i)), col = col0 + cute::get<1>(coords(i));
-    if (r >= q.m) continue;
-    Out* dst = c + r * q.ldc + col;
-    const float x = acc(i), y = acc(i + 1);
-    if (paired && col + 1 < q.n) {
-      if constexpr (std::is_same_v<Out, float>) {
-        *reinterpret_cast<float2*>(dst) = make_float2(x, y);
-      } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
-        *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(x, y);
-      } else {
-        *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
-      }
-    } else {
-      if (col < q.n) dst[0] = from_float<Out>(x);
-      if (col + 1 < q.n) dst[1] = from_float<Out>(y);
+  const bool vector = (reinterpret_cast<uintptr_t>(c) % (4 * sizeof(Out))) == 0 && q.ldc % 4 == 0;
+  const int barrier = 1 + warpgroup;  // named barrier of this warpgroup (0 is __syncthreads)
+  const int lane_in_wg = thread % 128;
+  // The chunk index must be a compile-time constant: it selects accumulator registers.
+  cute::for_each(cute::make_int_sequence<Cfg::BN / W>{}, [&](auto chunk_c) {
+    constexpr int chunk = decltype(chunk_c)::value;
+    if (chunk > 0) cutlass::arch::NamedBarrier::sync(128, barrier);  // the previous chunk is read
+    // WGMMA accumulators of a 64 x N warpgroup tile are ((2, 2, N/8)): values 4j .. 4j+3 hold
+    // columns 8j .. 8j+7, so a 32-column chunk is exactly W/2 consecutive values.
+    CUTE_UNROLL
+    for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
+      const int r = int(cute::get<0>(coords(i))) - 64 * warpgroup, col = int(cute::get<1>(coords(i))) - chunk * W;
+      *reinterpret_cast<float2*>(stage + r * P + col) = make_float2(acc(i), acc(i + 1));
     }
-  }
+    cutlass::arch::NamedBarrier::sync(128, barrier);
+    CUTE_UNROLL
+    for (int v = lane_in_wg; v < 64 * W / 4; v += 128) {
+      const int r = v / (W / 4), c4 = (v % (W / 4)) * 4;
+      const int64_t row = row0 + 64 * warpgroup + r, col = col0 + chunk * W + c4;
+      if (row >= q.m || col >= q.n) continue;
+      const float4 x = *reinterpret_cast<const float4*>(stage + r * P + c4);
+      Out* dst = c + row * q.ldc + col;
+      if (vector && col + 3 < q.n) {
+        if constexpr (std::is_same_v<Out, float>) {
+          *reinterpret_cast<float4*>(dst) = x;
+        } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+          const __nv_bfloat162 lo = __floats2bfloat162_rn(x.x, x.y), hi = __floats2bfloat162_rn(x.z, x.w);
+          *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo), *reinterpret_cast<const uint32_t*>(&hi));
+        } else {
+          const __half2 lo = __floats2half2_rn(x.x, x.y), hi = __floats2half2_rn(x.z, x.w);
+          *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo), *reinterpret_cast<const uint32_t*>(&hi));
+        }
+      } else {
+        if (col < q.n) dst[0] = from_float<Out>(x.x);
+        if (col + 1 < q.n) dst[1] = from_float<Out>(x.y);
+        if (col + 2 < q.n) dst[2] = from_float<Out>(x.z);
+        if (col + 3 < q.n) dst[3] = from_float<Out>(x.w);
+      }
+    }
+  });
+  cutlass::arch::NamedBarrier::sync(128, barrier);  // the buffer is free for the next tile
 }
 
 // The Rank2K epilogue: v = alpha·acc + beta·c (c read from its `uplo` triangle), stored at
@@ -291,10 +320,12 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       store_symmetric_tile<typename Cfg::Element>(acc, coords, q, row0, col0, p);
       continue;
     }
+    const int warpgroup = thread / 128;
+    float* stage = smem.epilogue[warpgroup];
     switch (p.out_kind) {
-      case OutKind::Float: store_tile<float>(acc, coords, q, row0, col0); break;
-      case OutKind::BFloat16: store_tile<__nv_bfloat16>(acc, coords, q, row0, col0); break;
-      default: store_tile<__half>(acc, coords, q, row0, col0); break;
+      case OutKind::Float: store_tile<float, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
+      case OutKind::BFloat16: store_tile<__nv_bfloat16, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
+      default: store_tile<__half, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
     }
   }
 }
