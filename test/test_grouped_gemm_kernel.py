@@ -185,3 +185,15 @@ def test_moe_layer_backward_matches_pytorch():
     reference.grouped_mm(a32, b32, offs.cpu()).backward(grad.double())
     reference.assert_close(a.grad, a32.grad, torch.bfloat16)
     reference.assert_close(b.grad, b32.grad, torch.bfloat16)
+
+
+@pytest.mark.parametrize("ends", [[0, 96, 96, 304], [7, 100, 101, 300]])
+def test_k_grouped_bf16(ends):
+    """2-D x 2-D (the weight gradient): PyTorch's grouped kernel where it takes the inputs (no
+    synchronisation), the host path where it refuses them; empty groups and K past the last
+    offset either way."""
+    torch.manual_seed(5)
+    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    a = torch.randn(64, 320, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(320, 96, device="cuda", dtype=torch.bfloat16)
+    check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)

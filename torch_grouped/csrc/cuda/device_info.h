@@ -8,27 +8,26 @@
 
 namespace torch_grouped {
 
-inline int multiprocessor_count(int device) {
-  static std::atomic<int> cache[64];  // zero-initialised: 0 = not read yet
+// Attribute `Attr` of `device`, read once. 0 marks "not read yet" (no attribute used is 0).
+template <cudaDeviceAttr Attr>
+int cached_device_attribute(int device) {
+  static std::atomic<int> cache[64];  // zero-initialised
   if (device < 0 || device >= 64) device = 0;
-  int n = cache[device].load(std::memory_order_relaxed);
-  if (n == 0) {
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    cache[device].store(n, std::memory_order_relaxed);
+  int value = cache[device].load(std::memory_order_relaxed);
+  if (value == 0) {
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&value, Attr, device));
+    cache[device].store(value, std::memory_order_relaxed);
   }
-  return n;
+  return value;
 }
 
-// The major compute capability of `device` (9 for Hopper), cached.
+inline int multiprocessor_count(int device) {
+  return cached_device_attribute<cudaDevAttrMultiProcessorCount>(device);
+}
+
+// The major compute capability (9 for Hopper, whose sm_90a code the kernels are).
 inline int compute_capability_major(int device) {
-  static std::atomic<int> cache[64];
-  if (device < 0 || device >= 64) device = 0;
-  int major = cache[device].load(std::memory_order_relaxed);
-  if (major == 0) {
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    cache[device].store(major, std::memory_order_relaxed);
-  }
-  return major;
+  return cached_device_attribute<cudaDevAttrComputeCapabilityMajor>(device);
 }
 
 }  // namespace torch_grouped
