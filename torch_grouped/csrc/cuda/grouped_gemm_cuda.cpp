@@ -121,15 +121,9 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const GroupedMmShape s = check_grouped_mm(a, b, offs, out_dtype);
   c10::cuda::CUDAGuard guard(a.device());
   ensure_context(a.get_device());
-  if (s.form == GroupedMmForm::A2dB2d && a.scalar_type() == at::kBFloat16 && kernel_device(a)) {
-    // K grouped (the MoE weight gradient): not in our kernel yet. PyTorch's grouped kernel reads
-    // offs on the device, so no synchronisation; where it refuses the inputs (its own alignment
-    // rules), the portable path below.
-    try {
-      return at::_grouped_mm(a, b, offs, std::nullopt, out_dtype);
-    } catch (const c10::Error&) {
-    }
-  }
+  // K grouped (2-D x 2-D, the MoE weight gradient) is not in our kernel yet. PyTorch's
+  // torch._grouped_mm is no safe stand-in: it checks the offsets' alignment with a device-side
+  // assert, which kills the CUDA context (seen with offs = [7, 100, 101, 300], bf16, H100).
   if (!kernel_dtype(a.scalar_type()) || !kernel_device(a) || s.form == GroupedMmForm::A2dB2d) {
     return grouped_mm_portable(a, b, offs, out_dtype);
   }
