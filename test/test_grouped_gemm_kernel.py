@@ -187,10 +187,29 @@ def test_moe_layer_backward_matches_pytorch():
     reference.assert_close(b.grad, b32.grad, torch.bfloat16)
 
 
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("k_major", [True, False])
+@pytest.mark.parametrize("ends", [[0, 96, 96, 304], [7, 100, 101, 300], [64, 64, 1000, 1000, 1170]])
+def test_k_grouped(dtype, k_major, ends):
+    """2-D x 2-D (the weight gradient): each group's last K block shares its tile with the next
+    group's first columns, which the kernel zeroes; empty groups; K past the last offset; a given
+    as the transposed view the backward pass makes (copied to K-major)."""
+    g = torch.Generator().manual_seed(len(ends))
+    offs = torch.tensor(ends, dtype=torch.int32)
+    k_total = ends[-1] + 20
+    x = torch.randn(k_total, 200, generator=g).to("cuda", dtype)  # tokens x features
+    a = x.T                                                       # [200, K] as dB = xᵀ dY sees it
+    b = (torch.randn(136, k_total, generator=g).to("cuda", dtype).T if k_major
+         else torch.randn(k_total, 136, generator=g).to("cuda", dtype))
+    poison_next_allocation(len(ends) * 200 * 136)
+    out = tg.grouped_mm(a, b, offs.cuda(), out_dtype=torch.float32)
+    check(out, reference.grouped_mm(a, b, offs), dtype)
+
+
 @pytest.mark.parametrize("ends", [[0, 96, 96, 304], [7, 100, 101, 300]])
 def test_k_grouped_bf16(ends):
-    """2-D x 2-D (the weight gradient, host path for now): empty groups, K past the last offset,
-    offsets that are not multiples of 16 (torch._grouped_mm device-asserts on those)."""
+    """2-D x 2-D in the output dtype, offsets that are not multiples of 16 (torch._grouped_mm
+    device-asserts on those)."""
     torch.manual_seed(5)
     offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
     a = torch.randn(64, 320, device="cuda", dtype=torch.bfloat16)

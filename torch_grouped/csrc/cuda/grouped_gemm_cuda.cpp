@@ -121,10 +121,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const GroupedMmShape s = check_grouped_mm(a, b, offs, out_dtype);
   c10::cuda::CUDAGuard guard(a.device());
   ensure_context(a.get_device());
-  // K grouped (2-D x 2-D, the MoE weight gradient) is not in our kernel yet. PyTorch's
-  // torch._grouped_mm is no safe stand-in: it checks the offsets' alignment with a device-side
-  // assert, which kills the CUDA context (seen with offs = [7, 100, 101, 300], bf16, H100).
-  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a) || s.form == GroupedMmForm::A2dB2d) {
+  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a)) {
     return grouped_mm_portable(a, b, offs, out_dtype);
   }
   at::Tensor out = at::empty(s.out_sizes, a.options().dtype(s.out_dtype));
@@ -147,6 +144,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
     switch (s.form) {
       case GroupedMmForm::A2dB3d: return (sched::ceil_div(a.size(0), t.m) + partial) * sched::ceil_div(b.size(2), t.n);
       case GroupedMmForm::A3dB2d: return sched::ceil_div(a.size(1), t.m) * (sched::ceil_div(b.size(1), t.n) + partial);
+      case GroupedMmForm::A2dB2d: return sched::ceil_div(a.size(0), t.m) * sched::ceil_div(b.size(1), t.n) * s.groups;
       default: return sched::ceil_div(a.size(1), t.m) * sched::ceil_div(b.size(2), t.n) * s.groups;
     }
   };
@@ -156,6 +154,10 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       break;
     case GroupedMmForm::A3dB2d:
       p.form = GroupedForm::RaggedN, p.m = a.size(1), p.n = b.size(1), p.offs = offs->data_ptr<int32_t>();
+      break;
+    case GroupedMmForm::A2dB2d:  // K grouped: the MoE weight gradient, one [M, N] per group
+      p.form = GroupedForm::RaggedK, p.m = a.size(0), p.n = b.size(1), p.offs = offs->data_ptr<int32_t>();
+      p.c_batch_stride = p.m * p.n;
       break;
     default:
       p.form = GroupedForm::Batched, p.m = a.size(1), p.n = b.size(2), p.c_batch_stride = p.m * p.n;
