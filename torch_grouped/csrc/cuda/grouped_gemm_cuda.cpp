@@ -19,6 +19,7 @@
 #include "../sched/group_order.h"
 #include "device_info.h"
 #include "list_launch.h"
+#include "list_maps.h"
 #include "tma_map.h"
 
 namespace torch_grouped {
@@ -170,6 +171,16 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   std::vector<at::Tensor> keep;
   if (!map_a(a3, tile.m, a.scalar_type(), p.a_map, keep) || !map_b(b3, k_major, tile.n, a.scalar_type(), p.b_map, keep)) {
     return grouped_mm_portable(a, b, offs, out_dtype);  // K or N not a multiple of 8 elements
+  }
+  if (p.form == GroupedForm::RaggedK) {
+    // Per-group maps, built on the device from offs: the buffer lives until the kernel has run
+    // (the allocator reuses it only in stream order).
+    keep.push_back(at::empty({2 * s.groups * int64_t(sizeof(CUtensorMap))}, a.options().dtype(at::kByte)));
+    KGroupedMapsArgs maps{p.a_map, p.b_map, p.offs, k, reinterpret_cast<CUtensorMap*>(keep.back().data_ptr()),
+                          nullptr, p.groups, k_major};
+    maps.b_maps = maps.a_maps + s.groups;
+    build_k_grouped_tensor_maps(maps, c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
+    p.a_maps = maps.a_maps, p.b_maps = maps.b_maps;
   }
   p.tiles = sched::GemmTiles{{tile.m, tile.n}, panel_width()};
   launch(p, a.scalar_type(), tile, k_major, grid, a);

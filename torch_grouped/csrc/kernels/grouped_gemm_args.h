@@ -41,7 +41,7 @@ struct GroupedGemmArgs {
   // serves every group: rows of a neighbouring group that a tile reads are never stored.
   CUtensorMap a_map;
   CUtensorMap b_map;
-  const CUtensorMap* a_maps;  // List: per-group maps in device memory
+  const CUtensorMap* a_maps;  // List, RaggedK: per-group maps in device memory
   const CUtensorMap* b_maps;
   const ListGroup* list;      // List: per-group sizes and outputs in device memory
   const int32_t* offs;        // RaggedM/RaggedN/RaggedK: cumulative group ends, device memory
@@ -65,8 +65,7 @@ struct GroupedGemmArgs {
 // One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.
 struct GroupProblem {
   int64_t m, n, k;
-  int32_t k_offset;        // RaggedK: the group's first K index (its tiles' last K block is
-                           // zeroed past the group's end in shared memory), else 0
+  int32_t k_offset;        // RaggedK: the group's first K index, else 0
   int32_t a_row, a_batch;  // A map coordinates of the problem's row 0
   int32_t b_col, b_batch;  // B map coordinates of the problem's column 0
   const CUtensorMap* a;
@@ -120,6 +119,9 @@ TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, R
     const int64_t end = clamp64(read(g), start, p.k);
     q.m = p.m, q.n = p.n, q.k = end - start;
     q.k_offset = static_cast<int32_t>(start);
+    // Per-group maps whose K extent ends at the group's end: TMA zero-fills the last K block's
+    // columns that belong to the next group (csrc/cuda/list_maps.cu builds them from offs).
+    q.a = p.a_maps + g, q.b = p.b_maps + g;
     q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * es;
     return q;
   }

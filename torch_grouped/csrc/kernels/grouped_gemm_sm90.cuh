@@ -141,8 +141,9 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   for (int64_t step = 0; walker.next(step, tile, q); ++step) {
     if (!tile.valid) continue;  // a padding slot of the Rank2K walk
     const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
-    if (p.form == GroupedForm::List && leader && tile.group != acquired && kblocks > 0) {
-      // The list maps were patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu).
+    if ((p.form == GroupedForm::List || p.form == GroupedForm::RaggedK) && leader && tile.group != acquired &&
+        kblocks > 0) {
+      // Per-group maps, patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu).
       cute::tma_descriptor_fence_acquire(q.a);
       cute::tma_descriptor_fence_acquire(q.b);
       acquired = tile.group;
@@ -272,38 +273,6 @@ __device__ __forceinline__ void store_symmetric_tile(const Acc& acc, const Coord
   }
 }
 
-// K-grouped problems: the last K block of a group also holds the next group's first columns of A
-// and rows of B (TMA only zero-fills past the tensor). Both consumer warpgroups zero them in the
-// stage, k >= k_valid, before the WGMMAs read it; zeroing both operands keeps an inf or NaN of
-// the neighbour out of the sum. Rows of A and of K-major B are 128-byte lines of 8 swizzled
-// 16-byte chunks (chunk c of row r at position c ^ (r % 8)); N-major B is 128-byte lines per k.
-template <class Cfg>
-__device__ __noinline__ void zero_k_tail(typename Cfg::SharedStorage& smem, int stage, int k_valid, int thread) {
-  using T = typename Cfg::Element;
-  constexpr int Threads = 128 * Cfg::Consumers, Chunk = 16 / sizeof(T);  // elements per 16 bytes
-  auto zero_k_major = [&](T* tile, int rows) {
-    for (int i = thread; i < rows * (Cfg::BK / Chunk); i += Threads) {
-      const int r = i / (Cfg::BK / Chunk), c = i % (Cfg::BK / Chunk);
-      T* chunk = tile + r * Cfg::BK + ((c ^ (r % 8)) * Chunk);
-      for (int e = 0; e < Chunk; ++e) {
-        if (c * Chunk + e >= k_valid) chunk[e] = T(0.0f);
-      }
-    }
-  };
-  zero_k_major(smem.a + stage * Cfg::BM * Cfg::BK, Cfg::BM);
-  T* b = smem.b + stage * Cfg::BN * Cfg::BK;
-  if constexpr (Cfg::BKMajor) {
-    zero_k_major(b, Cfg::BN);
-  } else {  // boxes of 64 columns x BK rows of k, 128 bytes per k
-    for (int i = thread; i < (Cfg::BN / 64) * Cfg::BK * (128 / 16); i += Threads) {
-      const int line = i / 8, box = line / Cfg::BK, k = line % Cfg::BK;
-      if (k >= k_valid) reinterpret_cast<uint4*>(b + box * 64 * Cfg::BK + k * 64)[i % 8] = make_uint4(0, 0, 0, 0);
-    }
-  }
-  cutlass::arch::fence_view_async_shared();  // generic-proxy writes, then WGMMA's async-proxy reads
-  cutlass::arch::NamedBarrier::sync(Threads, 3);  // every consumer thread: ids 1 and 2 are the epilogue's
-}
-
 template <class Cfg>
 __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem, int thread) {
@@ -329,9 +298,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     auto previous = state;
     for (int32_t kb = 0; kb < kblocks; ++kb) {
       pipeline.consumer_wait(state);
-      if (p.form == GroupedForm::RaggedK && kb == kblocks - 1 && q.k % Cfg::BK != 0) {
-        zero_k_tail<Cfg>(smem, state.index(), int(q.k % Cfg::BK), thread);
-      }
       warpgroup_fence_operand(acc);
       warpgroup_arrive();
       CUTE_UNROLL
