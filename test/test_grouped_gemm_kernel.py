@@ -191,9 +191,9 @@ def test_moe_layer_backward_matches_pytorch():
 @pytest.mark.parametrize("k_major", [True, False])
 @pytest.mark.parametrize("ends", [[0, 96, 96, 304], [7, 100, 101, 300], [64, 64, 1000, 1000, 1170]])
 def test_k_grouped(dtype, k_major, ends):
-    """2-D x 2-D (the weight gradient): each group's last K block shares its tile with the next
-    group's first columns, which the kernel zeroes; empty groups; K past the last offset; a given
-    as the transposed view the backward pass makes (copied to K-major)."""
+    """2-D x 2-D (the weight gradient; the host path for now): empty groups, K past the last
+    offset, offsets that are not multiples of 8, a given as the transposed view the backward pass
+    makes."""
     g = torch.Generator().manual_seed(len(ends))
     offs = torch.tensor(ends, dtype=torch.int32)
     k_total = ends[-1] + 20
@@ -216,29 +216,3 @@ def test_k_grouped_bf16(ends):
     b = torch.randn(320, 96, device="cuda", dtype=torch.bfloat16)
     check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
 
-
-def test_moe_forward_and_backward_in_a_cuda_graph():
-    """Every grouped_mm of a training step (forward, dA, dB) reads offs on the device, so the
-    whole step captures; replayed with new routing."""
-    torch.manual_seed(6)
-    a = torch.randn(1024, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    b = torch.randn(4, 384, 256, device="cuda", dtype=torch.bfloat16).mT.detach().requires_grad_()
-    offs = torch.tensor([200, 200, 700, 1000], dtype=torch.int32, device="cuda")
-    grad = torch.randn(1024, 384, device="cuda", dtype=torch.bfloat16)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm up outside the capture, as torch.cuda.graph asks
-        for _ in range(2):
-            a.grad = b.grad = None
-            tg.grouped_mm(a, b, offs).backward(grad)
-    torch.cuda.current_stream().wait_stream(side)
-    a.grad = b.grad = None
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        tg.grouped_mm(a, b, offs).backward(grad)
-    offs.copy_(torch.tensor([50, 600, 600, 960], dtype=torch.int32))
-    graph.replay()
-    a32, b32 = a.detach().float().requires_grad_(), b.detach().float().requires_grad_()
-    reference.grouped_mm(a32, b32, offs.cpu()).backward(grad.double())
-    reference.assert_close(a.grad, a32.grad, torch.bfloat16)
-    reference.assert_close(b.grad, b32.grad, torch.bfloat16)

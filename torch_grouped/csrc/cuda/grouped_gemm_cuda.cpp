@@ -19,7 +19,6 @@
 #include "../sched/group_order.h"
 #include "device_info.h"
 #include "list_launch.h"
-#include "list_maps.h"
 #include "tma_map.h"
 
 namespace torch_grouped {
@@ -122,7 +121,10 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const GroupedMmShape s = check_grouped_mm(a, b, offs, out_dtype);
   c10::cuda::CUDAGuard guard(a.device());
   ensure_context(a.get_device());
-  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a)) {
+  // K grouped (2-D x 2-D, the MoE weight gradient) is not in our kernel yet. PyTorch's
+  // torch._grouped_mm is no safe stand-in: it checks the offsets' alignment with a device-side
+  // assert, which kills the CUDA context (seen with offs = [7, 100, 101, 300], bf16, H100).
+  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a) || s.form == GroupedMmForm::A2dB2d) {
     return grouped_mm_portable(a, b, offs, out_dtype);
   }
   at::Tensor out = at::empty(s.out_sizes, a.options().dtype(s.out_dtype));
@@ -145,7 +147,6 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
     switch (s.form) {
       case GroupedMmForm::A2dB3d: return (sched::ceil_div(a.size(0), t.m) + partial) * sched::ceil_div(b.size(2), t.n);
       case GroupedMmForm::A3dB2d: return sched::ceil_div(a.size(1), t.m) * (sched::ceil_div(b.size(1), t.n) + partial);
-      case GroupedMmForm::A2dB2d: return sched::ceil_div(a.size(0), t.m) * sched::ceil_div(b.size(1), t.n) * s.groups;
       default: return sched::ceil_div(a.size(1), t.m) * sched::ceil_div(b.size(2), t.n) * s.groups;
     }
   };
@@ -155,10 +156,6 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       break;
     case GroupedMmForm::A3dB2d:
       p.form = GroupedForm::RaggedN, p.m = a.size(1), p.n = b.size(1), p.offs = offs->data_ptr<int32_t>();
-      break;
-    case GroupedMmForm::A2dB2d:  // K grouped: the MoE weight gradient, one [M, N] per group
-      p.form = GroupedForm::RaggedK, p.m = a.size(0), p.n = b.size(1), p.offs = offs->data_ptr<int32_t>();
-      p.c_batch_stride = p.m * p.n;
       break;
     default:
       p.form = GroupedForm::Batched, p.m = a.size(1), p.n = b.size(2), p.c_batch_stride = p.m * p.n;
@@ -171,16 +168,6 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   std::vector<at::Tensor> keep;
   if (!map_a(a3, tile.m, a.scalar_type(), p.a_map, keep) || !map_b(b3, k_major, tile.n, a.scalar_type(), p.b_map, keep)) {
     return grouped_mm_portable(a, b, offs, out_dtype);  // K or N not a multiple of 8 elements
-  }
-  if (p.form == GroupedForm::RaggedK) {
-    // Per-group maps, built on the device from offs: the buffer lives until the kernel has run
-    // (the allocator reuses it only in stream order).
-    keep.push_back(at::empty({2 * s.groups * int64_t(sizeof(CUtensorMap))}, a.options().dtype(at::kByte)));
-    KGroupedMapsArgs maps{p.a_map, p.b_map, p.offs, k, reinterpret_cast<CUtensorMap*>(keep.back().data_ptr()),
-                          nullptr, p.groups, k_major};
-    maps.b_maps = maps.a_maps + s.groups;
-    build_k_grouped_tensor_maps(maps, c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
-    p.a_maps = maps.a_maps, p.b_maps = maps.b_maps;
   }
   p.tiles = sched::GemmTiles{{tile.m, tile.n}, panel_width()};
   launch(p, a.scalar_type(), tile, k_major, grid, a);

@@ -8,16 +8,12 @@
 namespace torch_grouped {
 namespace {
 
-__device__ __forceinline__ void copy_map(CUtensorMap* map, const CUtensorMap& from) {
+__device__ __forceinline__ void patch_map(CUtensorMap* map, const CUtensorMap& from, const void* base,
+                                          int64_t inner, int64_t outer, int64_t row_bytes) {
   const uint4* src = reinterpret_cast<const uint4*>(&from);
   uint4* dst = reinterpret_cast<uint4*>(map);
 #pragma unroll
   for (int i = 0; i < int(sizeof(CUtensorMap) / sizeof(uint4)); ++i) dst[i] = src[i];
-}
-
-__device__ __forceinline__ void patch_map(CUtensorMap* map, const CUtensorMap& from, const void* base,
-                                          int64_t inner, int64_t outer, int64_t row_bytes) {
-  copy_map(map, from);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("tensormap.replace.tile.global_address.global.b1024.b64 [%0], %1;" ::"l"(map), "l"(base) : "memory");
   asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 0, %1;" ::"l"(map), "r"(uint32_t(inner)) : "memory");
@@ -26,25 +22,6 @@ __device__ __forceinline__ void patch_map(CUtensorMap* map, const CUtensorMap& f
   // Strides in bytes, of dimensions 1 and 2 (the innermost one is the element).
   asm volatile("tensormap.replace.tile.global_stride.global.b1024.b64 [%0], 0, %1;" ::"l"(map), "l"(row_bytes) : "memory");
   asm volatile("tensormap.replace.tile.global_stride.global.b1024.b64 [%0], 1, %1;" ::"l"(map), "l"(row_bytes * outer) : "memory");
-  asm volatile("fence.proxy.tensormap::generic.release.gpu;" ::: "memory");
-#endif
-}
-
-__global__ void build_k_grouped_maps_kernel(const __grid_constant__ KGroupedMapsArgs p) {
-  const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= 2 * p.groups) return;
-  const int32_t g = i >> 1;
-  // The clamping of resolve_group (kernels/grouped_gemm_args.h); an empty extent is never loaded.
-  int64_t end = p.offs[g];
-  end = end < 1 ? 1 : (end > p.k_total ? p.k_total : end);
-  CUtensorMap* map = (i & 1) == 0 ? p.a_maps + g : p.b_maps + g;
-  copy_map(map, (i & 1) == 0 ? p.a_template : p.b_template);
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if ((i & 1) == 0 || p.b_k_major) {
-    asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 0, %1;" ::"l"(map), "r"(uint32_t(end)) : "memory");
-  } else {
-    asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 1, %1;" ::"l"(map), "r"(uint32_t(end)) : "memory");
-  }
   asm volatile("fence.proxy.tensormap::generic.release.gpu;" ::: "memory");
 #endif
 }
@@ -65,12 +42,6 @@ __global__ void build_list_maps_kernel(const __grid_constant__ ListMapsArgs p) {
 }
 
 }  // namespace
-
-void build_k_grouped_tensor_maps(const KGroupedMapsArgs& args, cudaStream_t stream) {
-  const int threads = 128, blocks = (2 * args.groups + threads - 1) / threads;
-  build_k_grouped_maps_kernel<<<blocks, threads, 0, stream>>>(args);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
 
 void build_list_tensor_maps(const ListMapsArgs& args, cudaStream_t stream) {
   const int threads = 128, blocks = (2 * args.groups + threads - 1) / threads;

@@ -15,9 +15,8 @@ namespace torch_grouped::kernels {
 //  RaggedM: a [M, K] with rows grouped by `offs`, b [G, K, N], out [M, N]   (grouped_mm 2D x 3D)
 //  RaggedN: a [G, M, K], b [K, N] with columns grouped by `offs`, out [M, N] (grouped_mm 3D x 2D)
 //  Batched: a [G, M, K], b [G, K, N], out [G, M, N]                          (grouped_mm 3D x 3D)
-//  RaggedK: a [M, K], b [K, N] with K grouped by `offs`, out [G, M, N]          (grouped_mm 2D x 2D)
 //  List:    one (a, b, out) per group, sizes and tensor maps in `list`/`a_maps`/`b_maps` (gemm)
-enum class GroupedForm : int32_t { RaggedM = 0, RaggedN = 1, Batched = 2, List = 3, RaggedK = 4 };
+enum class GroupedForm : int32_t { RaggedM = 0, RaggedN = 1, Batched = 2, List = 3 };
 enum class OutKind : int32_t { BFloat16 = 0, Half = 1, Float = 2 };
 
 // One problem of the list API, as the host writes it into the device table. The tensor maps of
@@ -41,13 +40,13 @@ struct GroupedGemmArgs {
   // serves every group: rows of a neighbouring group that a tile reads are never stored.
   CUtensorMap a_map;
   CUtensorMap b_map;
-  const CUtensorMap* a_maps;  // List, RaggedK: per-group maps in device memory
+  const CUtensorMap* a_maps;  // List: per-group maps in device memory
   const CUtensorMap* b_maps;
   const ListGroup* list;      // List: per-group sizes and outputs in device memory
-  const int32_t* offs;        // RaggedM/RaggedN/RaggedK: cumulative group ends, device memory
+  const int32_t* offs;        // RaggedM/RaggedN: cumulative group ends, device memory
   const sched::PrecomputedEntry* precomputed;  // host-precompute mode: per-CTA lists, else null
   int64_t precomputed_stride;                  // entries per CTA in `precomputed`
-  int64_t m, n, k;  // RaggedM: total rows; RaggedN: total columns; RaggedK: total K; Batched: per batch
+  int64_t m, n, k;  // RaggedM: total rows; RaggedN: total columns; Batched: sizes per batch
   void* c;          // output of the non-list forms
   int64_t ldc;      // elements
   int64_t c_batch_stride;
@@ -65,7 +64,6 @@ struct GroupedGemmArgs {
 // One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.
 struct GroupProblem {
   int64_t m, n, k;
-  int32_t k_offset;        // RaggedK: the group's first K index, else 0
   int32_t a_row, a_batch;  // A map coordinates of the problem's row 0
   int32_t b_col, b_batch;  // B map coordinates of the problem's column 0
   const CUtensorMap* a;
@@ -111,17 +109,6 @@ TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, R
   if (p.form == GroupedForm::Batched) {
     q.m = p.m, q.n = p.n, q.k = p.k;
     q.a_batch = q.b_batch = g;
-    q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * es;
-    return q;
-  }
-  if (p.form == GroupedForm::RaggedK) {  // no tail group: K past the last offset adds nothing
-    const int64_t start = g == 0 ? 0 : clamp64(read(g - 1), 0, p.k);
-    const int64_t end = clamp64(read(g), start, p.k);
-    q.m = p.m, q.n = p.n, q.k = end - start;
-    q.k_offset = static_cast<int32_t>(start);
-    // Per-group maps whose K extent ends at the group's end: TMA zero-fills the last K block's
-    // columns that belong to the next group (csrc/cuda/list_maps.cu builds them from offs).
-    q.a = p.a_maps + g, q.b = p.b_maps + g;
     q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * es;
     return q;
   }

@@ -141,9 +141,8 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   for (int64_t step = 0; walker.next(step, tile, q); ++step) {
     if (!tile.valid) continue;  // a padding slot of the Rank2K walk
     const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
-    if ((p.form == GroupedForm::List || p.form == GroupedForm::RaggedK) && leader && tile.group != acquired &&
-        kblocks > 0) {
-      // Per-group maps, patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu).
+    if (p.form == GroupedForm::List && leader && tile.group != acquired && kblocks > 0) {
+      // The list maps were patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu).
       cute::tma_descriptor_fence_acquire(q.a);
       cute::tma_descriptor_fence_acquire(q.b);
       acquired = tile.group;
@@ -163,7 +162,7 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
         ++state;
         continue;
       }
-      const int32_t k0 = q.k_offset + kb * Cfg::BK;
+      const int32_t k0 = kb * Cfg::BK;
       cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a, k0, row, q.a_batch);
       if constexpr (Cfg::BKMajor) {
         cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b, k0, col, q.b_batch);
