@@ -50,8 +50,8 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = 
     2D × 3D, 3D × 2D and 3D × 3D forms run in one persistent kernel that reads ``offs`` on the
     device: no synchronisation, capturable in a CUDA graph. There, offsets that are not
     non-decreasing or exceed the grouped size cannot be reported; they are clamped, so the result
-    is unspecified but memory is never touched outside the tensors. Other cases (the K-grouped 2D × 2D form among them) read ``offs``
-    on the host and validate it.
+    is unspecified but memory is never touched outside the tensors. Other cases (the K-grouped
+    2D × 2D form among them) read ``offs`` on the host and validate it.
     """
     return _call(_ops.grouped_mm, (a, b), a, b, offs, out_dtype=out_dtype)
 
