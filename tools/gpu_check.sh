@@ -5,7 +5,7 @@
 # and the benchmarks. Everything lands in $OUT (default ./gpu_out):
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
 #   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
-# Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default "cuda and (layout or permute) and not huge"),
+# Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default $DEFAULT_SANITIZE below),
 #              SANITIZE_TOOLS (default "memcheck racecheck"), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
@@ -13,6 +13,8 @@ mkdir -p "$OUT"
 exec > >(tee "$OUT/gpu_check.log") 2>&1
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 step() { echo; echo "=== $* ($(date +%T))"; }
+# The GPU kernels' tests that compute-sanitizer runs by default (a few minutes under racecheck).
+DEFAULT_SANITIZE="(cuda and (layout or permute) and not huge) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned"
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -55,10 +57,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   grep -B2 -A12 "Fatal Python" "$OUT/pytest.log" | head -60
 fi
 if [ "${SKIP_TESTS:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
-  step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-cuda and (layout or permute) and not huge}'"
+  step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-$DEFAULT_SANITIZE}'"
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-      python3 -m pytest test -q -x -p no:cacheprovider -k "${SANITIZE:-cuda and (layout or permute) and not huge}" 2>&1 | tail -6
+      python3 -m pytest test -q -x -p no:cacheprovider -k "${SANITIZE:-$DEFAULT_SANITIZE}" 2>&1 | tail -6
     echo "$tool exit code: ${PIPESTATUS[0]}"
   done
 fi
