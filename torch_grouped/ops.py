@@ -9,7 +9,7 @@ _ops = torch.ops.grouped
 def _call(op, tensors, *args, **kwargs):
     """Calls `op`, skipping the Python autograd kernel when no gradient can flow (it costs a few
     microseconds, which small tensors notice). Under torch.compile the op is traced as is."""
-    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in tensors)):
+    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
         return op(*args, **kwargs)
     with torch._C._AutoDispatchBelowAutograd():
         return op(*args, **kwargs)
