@@ -99,6 +99,17 @@ def test_rank2k_walk_is_a_bijection_onto_the_triangle(tm, tn, uplo):
     assert padding <= sum((r - 1) * math.ceil(s / max(tm, tn)) for s in sizes)
 
 
+def test_symmetric_all_tiles_is_the_gemm_walk_of_the_square():
+    """The syr2k kernel's comparison mode: every tile of each square once, valid, in the order
+    of the grouped GEMM walk; the triangle tiles are the same set the Rank2K walk produces."""
+    sizes = [0, 1, 130, 300, 77]
+    full = sched._schedule_rank2k(sizes, 128, 128, 7, "L", all_tiles=True)
+    gemm = sched._schedule_grouped(sizes, sizes, [1] * len(sizes), 128, 128, 7, "device", False)
+    assert torch.equal(full, gemm)
+    tri = {(g, i, j) for _, _, g, i, j, _ in sched._schedule_rank2k(sizes, 128, 128, 7, "L").tolist()}
+    assert tri == {(g, i, j) for _, _, g, i, j, _ in full.tolist() if i >= j}
+
+
 def test_rank2k_upper_is_lower_transposed_for_square_tiles():
     low = sched._schedule_rank2k([300, 77], 64, 64, 5, "L")
     up = sched._schedule_rank2k([300, 77], 64, 64, 5, "U")

@@ -83,14 +83,16 @@ at::Tensor schedule_grouped(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRe
   return dump_grouped(mv, nv, order, tiles, grid, mode);
 }
 
+// `all_tiles`: the GEMM walk over the whole square that the syr2k kernel runs for comparison.
 at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, int64_t grid,
-                           const std::string& uplo) {
+                           const std::string& uplo, bool all_tiles) {
   TORCH_CHECK_VALUE(uplo == "L" || uplo == "U", "schedule: uplo must be 'L' or 'U'");
   const bool pow2 = tile_m > 0 && tile_n > 0 && (tile_m & (tile_m - 1)) == 0 && (tile_n & (tile_n - 1)) == 0;
   TORCH_CHECK_VALUE(pow2, "schedule: Rank2K tile sides must be powers of two, got ", tile_m, "x", tile_n);
   const std::vector<int64_t> nv(n.begin(), n.end());
-  const sched::Rank2KTiles tiles{{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)},
-                                 uplo == "L" ? sched::Uplo::Lower : sched::Uplo::Upper};
+  const sched::SymmetricTiles tiles{
+      {{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)}, uplo == "L" ? sched::Uplo::Lower : sched::Uplo::Upper},
+      all_tiles};
   return dump_grouped(nv, nv, identity_order(nv.size()), tiles, grid, "device");
 }
 

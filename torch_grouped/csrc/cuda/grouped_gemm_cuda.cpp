@@ -9,7 +9,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -102,10 +101,11 @@ bool map_b(const at::Tensor& b3, bool k_major, int tile_n, at::ScalarType dtype,
   return op.has_value();
 }
 
-// Unit stride along K (or a single row or column, which fits either way).
-bool b_is_k_major(const at::Tensor& b3) {
-  if (b3.size(2) > 1 && b3.stride(2) == 1) return false;
-  return b3.size(1) <= 1 || b3.stride(1) == 1;
+// Whether a [K, N] operand is used K-major: unit stride along K, or a single column. An operand
+// with neither stride 1 is copied to the layout chosen here.
+bool b_is_k_major(int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {
+  if (n > 1 && stride_n == 1) return false;
+  return k <= 1 || stride_k == 1;
 }
 
 void launch(const GroupedGemmArgs& args, at::ScalarType input, Tile tile, bool b_k_major, int grid,
@@ -164,7 +164,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int sms = multiprocessor_count(a.get_device());
   const Tile tile = choose_tile(sms, [&](Tile t) { return tiles(t, false); });
   const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * (tile.m == 64 ? 2 : 1), tiles(tile, true)));
-  const bool k_major = b_is_k_major(b3);
+  const bool k_major = b_is_k_major(b3.size(1), b3.size(2), b3.stride(1), b3.stride(2));
   std::vector<at::Tensor> keep;
   if (!map_a(a3, tile.m, a.scalar_type(), p.a_map, keep) || !map_b(b3, k_major, tile.n, a.scalar_type(), p.b_map, keep)) {
     return grouped_mm_portable(a, b, offs, out_dtype);  // K or N not a multiple of 8 elements
@@ -202,7 +202,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     }
     active.push_back(static_cast<int32_t>(i));
     ks.push_back(shapes[i].k);
-    k_major_votes += b[i].size(1) > 1 && b[i].stride(1) == 1 ? -1 : 1;
+    k_major_votes += b_is_k_major(b[i].size(0), b[i].size(1), b[i].stride(0), b[i].stride(1)) ? 1 : -1;
   }
   if (active.empty()) return out;
   // One kernel serves one B layout: the minority gets a copy in the majority's layout.

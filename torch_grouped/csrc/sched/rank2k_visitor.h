@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "common.h"
+#include "grouped_visitor.h"
 
 namespace torch_grouped::sched {
 
@@ -66,13 +67,12 @@ struct Rank2KTiles {
 struct SymmetricTiles {
   Rank2KTiles triangle;
   bool all_tiles;
+  TG_HOST_DEVICE GemmTiles square() const { return GemmTiles{triangle.tile}; }
   TG_HOST_DEVICE int64_t count(int64_t m, int64_t n) const {
-    return all_tiles ? ceil_div(n, triangle.tile.m) * ceil_div(n, triangle.tile.n) : triangle.count(m, n);
+    return all_tiles ? square().count(n, n) : triangle.count(m, n);
   }
   TG_HOST_DEVICE TileCoord coord(int32_t group, int64_t m, int64_t n, int64_t local) const {
-    if (!all_tiles) return triangle.coord(group, m, n, local);
-    const int64_t tn = ceil_div(n, triangle.tile.n);
-    return TileCoord{group, static_cast<int32_t>(local / tn), static_cast<int32_t>(local % tn), true};
+    return all_tiles ? square().coord(group, n, n, local) : triangle.coord(group, m, n, local);
   }
 };
 
