@@ -79,6 +79,15 @@ def test_moe_sizes_many_k_blocks(dtype):
         check(tg.grouped_mm(a, b, offs.cuda()), reference.grouped_mm(a.float(), b.float(), offs), dtype)
 
 
+def test_strided_offsets():
+    """offs as a strided view: the kernel reads a dense copy, not every other entry's memory."""
+    interleaved = torch.tensor([30, -1, 100, -1, 100, -1, 250, -1], dtype=torch.int32, device="cuda")
+    offs = interleaved[::2]
+    a = torch.randn(260, 64, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(4, 64, 136, device="cuda", dtype=torch.bfloat16)
+    check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+
+
 def test_all_groups_empty_and_no_groups():
     a = torch.randn(50, 64, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(4, 64, 128, device="cuda", dtype=torch.bfloat16)

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "../sched/rank2k_visitor.h"
+
 namespace torch_grouped {
 
 // The dtype the portable paths accumulate in: fp64 for double inputs, fp32 otherwise.
@@ -25,6 +27,9 @@ std::vector<at::Tensor> gemm_portable(at::TensorList a, at::TensorList b,
 at::Tensor grouped_mm_portable(const at::Tensor& a, const at::Tensor& b,
                                const std::optional<at::Tensor>& offs,
                                std::optional<at::ScalarType> out_dtype);
+
+// Keeps the `uplo` triangle of t (diagonal included) and mirrors it into the other one.
+at::Tensor fold_triangle(const at::Tensor& t, sched::Uplo uplo);
 
 // Walks the triangle's tiles with the grouped Rank2K scheduler, as the GPU kernel does.
 std::vector<at::Tensor> syr2k_tiled(at::TensorList a, at::TensorList b, at::TensorList c,

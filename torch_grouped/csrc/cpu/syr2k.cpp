@@ -5,14 +5,10 @@
 #include "portable.h"
 
 namespace torch_grouped {
-namespace {
 
-// Keeps the `uplo` triangle of t (diagonal included) and mirrors it into the other one.
 at::Tensor fold_triangle(const at::Tensor& t, sched::Uplo uplo) {
   return uplo == sched::Uplo::Lower ? at::tril(t) + at::tril(t, -1).t() : at::triu(t) + at::triu(t, 1).t();
 }
-
-}  // namespace
 
 std::vector<at::Tensor> syr2k_composite(at::TensorList a, at::TensorList b, at::TensorList c,
                                         const std::string& uplo_name, double alpha, double beta) {

@@ -133,6 +133,9 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (k == 0 || s.groups == 0) return out.zero_();
 
   GroupedGemmArgs p{};
+  // The kernel reads offs with unit stride; a strided or expanded view gets a (device) copy, which
+  // the allocator keeps until the kernel has run (stream order).
+  const at::Tensor offs_dense = offs.has_value() ? offs->contiguous() : at::Tensor();
   const at::Tensor a3 = a.dim() == 2 ? a.unsqueeze(0) : a;
   const at::Tensor b3 = b.dim() == 2 ? b.unsqueeze(0) : b;
   p.k = k;
@@ -152,10 +155,10 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   };
   switch (s.form) {
     case GroupedMmForm::A2dB3d:
-      p.form = GroupedForm::RaggedM, p.m = a.size(0), p.n = b.size(2), p.offs = offs->data_ptr<int32_t>();
+      p.form = GroupedForm::RaggedM, p.m = a.size(0), p.n = b.size(2), p.offs = offs_dense.data_ptr<int32_t>();
       break;
     case GroupedMmForm::A3dB2d:
-      p.form = GroupedForm::RaggedN, p.m = a.size(1), p.n = b.size(1), p.offs = offs->data_ptr<int32_t>();
+      p.form = GroupedForm::RaggedN, p.m = a.size(1), p.n = b.size(1), p.offs = offs_dense.data_ptr<int32_t>();
       break;
     default:
       p.form = GroupedForm::Batched, p.m = a.size(1), p.n = b.size(2), p.c_batch_stride = p.m * p.n;

@@ -79,7 +79,8 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     kernels::gather_copy<T><<<blocks, T_, 0, stream>>>(in, out, shape);
   } else if (kind == PermuteKind::Rows) {
     const int v = widest<T>([&](int w) {
-      bool ok = aligned(in, w * sizeof(T)) && (shape.rank == 0 || shape.size[shape.rank - 1] % w == 0);
+      // A rank-0 shape is one element: no vector fits it (a vector would run past the output).
+      bool ok = aligned(in, w * sizeof(T)) && shape.rank > 0 && shape.size[shape.rank - 1] % w == 0;
       for (int d = 0; d + 1 < shape.rank; ++d) ok &= shape.in_stride[d] % w == 0;
       return ok;
     });

@@ -45,13 +45,12 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     const int64_t n = a[i].size(0), k = a[i].size(1);
     out.push_back(at::Tensor(at::detail::empty_cuda({n, n}, a[i].scalar_type(), device, std::nullopt)));
     if (n == 0) continue;
-    if (k == 0) {  // no products: alpha·0 + beta·c, folded from its triangle
-      at::Tensor folded = at::zeros({n, n}, out.back().options());
+    if (k == 0) {  // no products: beta·c folded from its triangle, or zeros
       if (with_c) {
-        const at::Tensor t = uplo == sched::Uplo::Lower ? at::tril(c[i]) : at::triu(c[i]);
-        folded = (t + (uplo == sched::Uplo::Lower ? at::tril(c[i], -1) : at::triu(c[i], 1)).t()).mul(beta);
+        out.back().copy_(fold_triangle(c[i], uplo).mul_(beta));
+      } else {
+        out.back().zero_();
       }
-      out.back().copy_(folded);
       continue;
     }
     auto a_op = list_operand(a[i], false, keep);
