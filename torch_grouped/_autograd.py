@@ -1,8 +1,6 @@
 """Autograd for every op; each backward calls torch.ops.grouped.* again."""
 import torch
 
-from . import _layout
-
 _ops = torch.ops.grouped
 
 
