@@ -180,6 +180,35 @@ def test_hybrids_share_the_right_tiles(decomposition, tiles, grid, sk_tiles):
         assert len(sk_work) == min(grid, sk_tiles * 10) and max(sk_work.values()) - min(sk_work.values()) <= 1
 
 
+@pytest.mark.parametrize("decomposition, splits, grid", [
+    ("split_k", 3, 2), ("split_k", 4, 3), ("split_k", 2, 5), ("split_k", 8, 132),
+    ("stream_k", 1, 7), ("stream_k", 1, 132), ("dp_one_tile_sk", 1, 5), ("two_tile_sk_dp", 1, 5),
+])
+@pytest.mark.parametrize("m, n, k", [(128 * 5, 128 * 2, 64 * 10), (1024, 1024, 16384), (300, 200, 64 * 7)])
+def test_streamk_waits_cannot_deadlock(decomposition, splits, grid, m, n, k):
+    """Run every CTA's units in order as the GPU would, all CTAs resident: a finisher can only
+    pass its unit once every peer of its tile has stored its partial. Everything must finish."""
+    rows = sched._schedule_streamk(m, n, k, 128, 128, 64, decomposition, splits, grid).tolist()
+    queues = collections.defaultdict(list)
+    for cta, tile, k0, k1, fin, slot, peers, first_slot, *_ in rows:
+        queues[cta].append((tile, fin, slot, peers, first_slot))
+    stored, position = set(), collections.Counter()
+    progress = True
+    while progress:
+        progress = False
+        for cta, queue in queues.items():
+            while position[cta] < len(queue):
+                tile, fin, slot, peers, first_slot = queue[position[cta]]
+                if fin and not all(s in stored for s in range(first_slot, first_slot + peers)):
+                    break  # waits for a peer's partial
+                if not fin:
+                    stored.add(slot)
+                position[cta] += 1
+                progress = True
+    stuck = {cta: queue[position[cta]] for cta, queue in queues.items() if position[cta] < len(queue)}
+    assert not stuck, f"deadlock: {stuck}"
+
+
 class TestScheduleDumps(expecttest.TestCase):
     def test_rank2k_seed_example_3x3_lower(self):
         rows = sched._schedule_rank2k([192], 64, 64, 1, "L").tolist()

@@ -93,8 +93,13 @@ struct StreamKPlan {
     const int64_t unit = cta + c.dp_round * grid;
     if (unit >= dp_units()) return false;
     ++c.dp_round;
-    const int64_t tile = sk_tiles + unit / splits;
-    const int64_t split = unit % splits;
+    // Split-K units are dealt slice by slice, the finishing slices (k = 0) last: every peer unit
+    // has a lower index than every finisher, so each CTA runs all its peer units (which never
+    // wait) before any finisher (which waits only on peers). Dealt tile by tile instead, a grid
+    // smaller than `splits` would hand one CTA a tile's finisher and then its peer: a deadlock.
+    const int64_t dp_tiles = tiles() - sk_tiles;
+    const int64_t tile = sk_tiles + unit % dp_tiles;
+    const int64_t split = splits - 1 - unit / dp_tiles;
     u = StreamKWorkUnit{tile, split * iters_per_tile / splits,
                         (split + 1) * iters_per_tile / splits, split == 0,
                         (tile - sk_tiles) * (splits - 1) + split - 1};
