@@ -6,7 +6,7 @@
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
 #   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default $DEFAULT_SANITIZE below),
-#              SANITIZE_TOOLS (default "memcheck racecheck"), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
+#              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
@@ -14,7 +14,7 @@ exec > >(tee "$OUT/gpu_check.log") 2>&1
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 step() { echo; echo "=== $* ($(date +%T))"; }
 # The GPU kernels' tests that compute-sanitizer runs by default (a few minutes under racecheck).
-DEFAULT_SANITIZE="(cuda and (layout or permute) and not huge) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned"
+DEFAULT_SANITIZE="(cuda and (layout or permute) and not huge) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or (test_streamk_kernel and (grids or graph or 130-250))"
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -50,7 +50,7 @@ cuobjdump --dump-sass torch_grouped/_C.abi3.so 2>/dev/null | awk '/Function :/{f
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   step "tests (one process per file, so that a crash hides nothing else; full log in pytest.log)"
   for f in ${TESTS:-test/test_*.py}; do
-    python3 -X faulthandler -m pytest "$f" -v -p no:cacheprovider >> "$OUT/pytest.log" 2>&1
+    timeout ${TEST_TIMEOUT:-240} python3 -X faulthandler -m pytest "$f" -v -p no:cacheprovider >> "$OUT/pytest.log" 2>&1
     echo "$f: exit $? $(grep -E '^(FAILED|ERROR)|Fatal Python' "$OUT/pytest.log" | wc -l) failures so far"
   done
   grep -E "passed|failed" "$OUT/pytest.log" | grep -E "^=+" ; grep -E "^(FAILED|ERROR)|Fatal Python" "$OUT/pytest.log" | head -30
@@ -59,7 +59,9 @@ fi
 if [ "${SKIP_TESTS:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-$DEFAULT_SANITIZE}'"
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-    compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+    # A time limit: a kernel whose CTAs wait for each other (Stream-K) would hang, not fail, if
+    # the tool ever ran its CTAs one at a time.
+    timeout ${SANITIZE_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
       python3 -m pytest test -q -x -p no:cacheprovider -k "${SANITIZE:-$DEFAULT_SANITIZE}" 2>&1 | tail -6
     echo "$tool exit code: ${PIPESTATUS[0]}"
   done

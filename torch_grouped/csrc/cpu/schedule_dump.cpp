@@ -105,8 +105,7 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
   const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
   TORCH_CHECK_VALUE(grid >= 1 && splits >= 1, "schedule: grid and splits must be >= 1");
   const sched::StreamKPlan plan =
-      is_auto ? sched::choose_streamk_plan(sched::StreamKModel{}, m, n, k, tile_m, tile_n, tile_k, grid)
-              : sched::make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, splits, grid);
+      sched::resolve_streamk_plan(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid);
   std::vector<std::vector<int64_t>> rows;
   for (int64_t cta = 0; cta < plan.grid; ++cta) {
     sched::StreamKCursor cursor = plan.begin(cta);

@@ -14,12 +14,8 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
   const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
   constexpr int64_t tm = 64, tn = 64, tk = 32;
   const int64_t g = grid > 0 ? grid : sms;
-  const int64_t tiles = sched::ceil_div(m, tm) * sched::ceil_div(n, tn);
-  // Automatic split count: enough slices to give every CTA work, at most 16.
-  const int64_t s = splits > 0 ? splits : std::clamp<int64_t>(g / std::max<int64_t>(tiles, 1), 2, 16);
   const sched::StreamKPlan plan =
-      is_auto ? sched::choose_streamk_plan(sched::StreamKModel{}, m, n, k, tm, tn, tk, g)
-              : sched::make_streamk_plan(m, n, k, tm, tn, tk, d, s, g);
+      sched::resolve_streamk_plan(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tm, tn, tk, g);
 
   const at::ScalarType acc_t = accumulate_dtype(a);
   const at::Tensor a_acc = a.to(acc_t), b_acc = b.to(acc_t);

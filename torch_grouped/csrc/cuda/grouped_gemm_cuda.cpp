@@ -18,7 +18,7 @@
 #include "../sched/group_order.h"
 #include "device_info.h"
 #include "list_launch.h"
-#include "tma_map.h"
+#include "operand_maps.h"
 
 namespace torch_grouped {
 namespace {
@@ -27,7 +27,6 @@ using kernels::GroupedForm;
 using kernels::GroupedGemmArgs;
 using kernels::OutKind;
 
-constexpr int kTileK = 64;
 // Column panels of this many tiles (sched::GemmTiles::panel): a wave of 132 CTAs then reads about
 // 16 A strips and 8 B strips, which stay in L2. TORCH_GROUPED_PANEL overrides it (the benchmarks'
 // sweeps; 0 = plain row-major).
@@ -68,44 +67,6 @@ Tile choose_tile(int sms, TileCountFn tiles) {
     if (best_cost == 0 || cost < best_cost) best = t, best_cost = cost;
   }
   return best;
-}
-
-// A as [batch, rows, K] with unit stride along K; a copy only when the layout forces one.
-// `keep` holds that copy until the launch (the allocator reuses it only in stream order).
-std::optional<TmaOperand> operand_a(const at::Tensor& a3, std::vector<at::Tensor>& keep) {
-  if (auto op = tma_operand(a3)) return op;
-  keep.push_back(a3.contiguous());
-  return tma_operand(keep.back());
-}
-
-// B as [batch, K, N]: K-major as the [batch, N, K] view, N-major as is.
-std::optional<TmaOperand> operand_b(const at::Tensor& b3, bool k_major, std::vector<at::Tensor>& keep) {
-  const at::Tensor t = k_major ? b3.transpose(1, 2) : b3;
-  if (auto op = tma_operand(t)) return op;
-  keep.push_back(t.contiguous());
-  return tma_operand(keep.back());
-}
-
-// The maps of the non-list forms: A boxes of 64 x tile_m; B boxes of 64 x tile_n (K-major) or
-// 64 columns x 64 rows of K (N-major).
-bool map_a(const at::Tensor& a3, int tile_m, at::ScalarType dtype, CUtensorMap& map, std::vector<at::Tensor>& keep) {
-  const auto op = operand_a(a3, keep);
-  if (op) map = encode_tma_map(*op, dtype, kTileK, tile_m);
-  return op.has_value();
-}
-
-bool map_b(const at::Tensor& b3, bool k_major, int tile_n, at::ScalarType dtype, CUtensorMap& map,
-           std::vector<at::Tensor>& keep) {
-  const auto op = operand_b(b3, k_major, keep);
-  if (op) map = k_major ? encode_tma_map(*op, dtype, kTileK, tile_n) : encode_tma_map(*op, dtype, 64, kTileK);
-  return op.has_value();
-}
-
-// Whether a [K, N] operand is used K-major: unit stride along K, or a single column. An operand
-// with neither stride 1 is copied to the layout chosen here.
-bool b_is_k_major(int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {
-  if (n > 1 && stride_n == 1) return false;
-  return k <= 1 || stride_k == 1;
 }
 
 void launch(const GroupedGemmArgs& args, at::ScalarType input, Tile tile, bool b_k_major, int grid,

@@ -8,11 +8,11 @@
 
 #include "device_info.h"
 #include "list_maps.h"
+#include "operand_maps.h"
 
 namespace torch_grouped {
 namespace {
 
-constexpr int kTileK = 64;
 
 // Keeps pinned staging buffers alive while a CUDA graph that copies from them may replay.
 void keep_for_graph(const at::Tensor& host) {

@@ -1,25 +1,13 @@
-// The CUDA path of every op. Ops whose own kernels exist dispatch to them (csrc/cuda/*.cu);
-// the others use PyTorch's kernels through the portable implementations until theirs land.
+// The CUDA path of every op: each dispatches to our kernels (csrc/cuda/*), which fall back to
+// PyTorch's own where they do not apply.
 #include <torch/library.h>
 
-#include "../common/checks.h"
-#include "../cpu/portable.h"
 #include "grouped_gemm_cuda.h"
 #include "layout_cuda.h"
+#include "streamk_cuda.h"
 #include "syr2k_cuda.h"
 
 namespace torch_grouped {
-namespace {
-
-// Until the Stream-K kernel lands: validate the arguments as the kernel will, then cuBLAS.
-at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
-                           int64_t splits, int64_t grid) {
-  bool is_auto = false;
-  check_streamk(a, b, decomposition, splits, grid, is_auto);
-  return matmul_accumulate(a, b, a.scalar_type());
-}
-
-}  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CUDA, m) {
   m.impl("gemm", &gemm_cuda);

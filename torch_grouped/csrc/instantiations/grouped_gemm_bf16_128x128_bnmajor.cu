@@ -1,4 +1,4 @@
 // Grouped GEMM, bf16 inputs, 128x128 tiles, B N-major.
 #include "../kernels/grouped_gemm_sm90.cuh"
 
-TORCH_GROUPED_DEFINE_GROUPED_GEMM(grouped_gemm_bf16_128x128_bnmajor, cutlass::bfloat16_t, 128, 128, false, false)
+TORCH_GROUPED_DEFINE_GROUPED_GEMM(grouped_gemm_bf16_128x128_bnmajor, cutlass::bfloat16_t, 128, 128, false, Grouped)

@@ -1,4 +1,4 @@
 // Grouped GEMM, f16 inputs, 64x128 tiles, B K-major.
 #include "../kernels/grouped_gemm_sm90.cuh"
 
-TORCH_GROUPED_DEFINE_GROUPED_GEMM(grouped_gemm_f16_64x128_bkmajor, cutlass::half_t, 64, 128, true, false)
+TORCH_GROUPED_DEFINE_GROUPED_GEMM(grouped_gemm_f16_64x128_bkmajor, cutlass::half_t, 64, 128, true, Grouped)

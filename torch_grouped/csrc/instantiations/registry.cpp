@@ -20,6 +20,10 @@ TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
+TG_DECLARE(streamk_bf16_128x256_bkmajor)
+TG_DECLARE(streamk_bf16_128x256_bnmajor)
+TG_DECLARE(streamk_f16_128x256_bkmajor)
+TG_DECLARE(streamk_f16_128x256_bnmajor)
 #undef TG_DECLARE
 
 namespace {
@@ -53,6 +57,11 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
 
 GroupedGemmLauncher rank2k_kernel(InputKind input) {
   return input == InputKind::BFloat16 ? rank2k_bf16_128x128 : rank2k_f16_128x128;
+}
+
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major) {
+  if (input == InputKind::BFloat16) return b_k_major ? streamk_bf16_128x256_bkmajor : streamk_bf16_128x256_bnmajor;
+  return b_k_major ? streamk_f16_128x256_bkmajor : streamk_f16_128x256_bnmajor;
 }
 
 }  // namespace torch_grouped::kernels

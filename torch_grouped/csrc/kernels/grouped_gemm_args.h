@@ -8,6 +8,7 @@
 #include "../sched/common.h"
 #include "../sched/grouped_visitor.h"
 #include "../sched/rank2k_visitor.h"
+#include "../sched/streamk_plan.h"
 
 namespace torch_grouped::kernels {
 
@@ -59,6 +60,12 @@ struct GroupedGemmArgs {
   // scheduler, for comparison), each writing only itself.
   sched::SymmetricTiles triangle;
   float alpha, beta;
+  // Stream-K kernels (streamk_mm): one matmul (the Batched form, one group) cut into work units
+  // by `streamk`. Partial tiles go to `workspace` (fp32, one tile per slot), ready flags to
+  // `flags` (one per slot and consumer warpgroup, all zero at launch: see streamk_fixup.cuh).
+  sched::StreamKPlan streamk;
+  float* workspace;
+  int32_t* flags;
 };
 
 // One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.

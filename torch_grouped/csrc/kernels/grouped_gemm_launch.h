@@ -25,4 +25,8 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major.
 GroupedGemmLauncher rank2k_kernel(InputKind input);
 
+// The Stream-K kernel (streamk_mm): 128x256 tiles, B K-major or N-major, one CTA per SM.
+constexpr int kStreamKTileM = 128, kStreamKTileN = 256, kStreamKConsumers = 2;
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major);
+
 }  // namespace torch_grouped::kernels

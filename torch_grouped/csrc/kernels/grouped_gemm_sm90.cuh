@@ -27,16 +27,24 @@
 
 #include "../sched/warp_visitor.cuh"
 #include "grouped_gemm_args.h"
+#include "streamk_fixup.cuh"
 
 namespace torch_grouped::kernels {
 
-template <class T, int BM_, int BN_, bool BKMajor_, bool Rank2K_ = false>
+// What one kernel instantiation computes:
+//   Grouped  gemm / grouped_mm: the tiles of all groups, each over its whole K
+//   Rank2K   syr2k: the K loop runs twice, over A Bᵀ then B Aᵀ, so both operands come from the
+//            same two maps in swapped roles (square tiles, B K-major); triangle tiles only
+//   StreamK  streamk_mm: one matmul cut into work units (a tile and a range of its K blocks) by
+//            sched::StreamKPlan; partial tiles meet in a workspace (streamk_fixup.cuh)
+enum class KernelMode { Grouped, Rank2K, StreamK };
+
+template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
-  // Rank2K (syr2k): the K loop runs twice, over A Bᵀ then B Aᵀ, so both operands come from the
-  // same two maps in swapped roles: square tiles, B K-major.
-  static constexpr bool Rank2K = Rank2K_;
+  static constexpr bool Rank2K = Mode_ == KernelMode::Rank2K;
+  static constexpr bool StreamK = Mode_ == KernelMode::StreamK;
   static_assert(!Rank2K || (BM == BN && BKMajor_), "Rank2K needs square tiles and K-major operands");
   using Tiles = cute::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
@@ -127,28 +135,79 @@ struct TileWalker {
   }
 };
 
+// One unit of a CTA's work: a tile, the range of its K blocks this CTA computes, and (Stream-K)
+// whether it finishes the tile or hands a partial to the finisher.
+struct WorkUnit {
+  sched::TileCoord tile;
+  GroupProblem q;
+  int32_t kb_begin, kb_end;  // K blocks [begin, end); Rank2K counts both passes
+  bool finishes;             // stores the tile (after adding the peers' partials)
+  int64_t linear_tile;       // Stream-K: the plan's tile index
+  int64_t slot;              // Stream-K: workspace slot of the partial when !finishes
+};
+
+// The grouped and Rank2K walks: whole tiles, every K block, padding slots skipped.
+template <class Cfg>
+struct TileUnits {
+  TileWalker<Cfg> walker;
+  int64_t step = 0;
+  __device__ explicit TileUnits(const GroupedGemmArgs& p) : walker(p) {}
+  __device__ __forceinline__ bool next(WorkUnit& u) {
+    while (walker.next(step++, u.tile, u.q)) {
+      if (!u.tile.valid) continue;  // a padding slot of the Rank2K walk
+      u.kb_begin = 0;
+      u.kb_end = int32_t(sched::ceil_div(u.q.k, Cfg::BK)) * (Cfg::Rank2K ? 2 : 1);
+      u.finishes = true;
+      return true;
+    }
+    return false;
+  }
+};
+
+// The Stream-K walk of one matmul (the Batched form with one group): this CTA's units in the
+// plan's order, tiles numbered m → n.
+template <class Cfg>
+struct StreamKUnits {
+  const sched::StreamKPlan& plan;
+  GroupProblem q;
+  sched::StreamKCursor cursor;
+  __device__ explicit StreamKUnits(const GroupedGemmArgs& p)
+      : plan(p.streamk), q(resolve_group(p, 0, [](int32_t) { return int64_t{0}; })), cursor(p.streamk.begin(blockIdx.x)) {}
+  __device__ __forceinline__ bool next(WorkUnit& u) {
+    sched::StreamKWorkUnit w;
+    if (!plan.next(blockIdx.x, cursor, w)) return false;
+    u.q = q;
+    u.tile = sched::TileCoord{0, int32_t(w.tile / plan.tiles_n), int32_t(w.tile % plan.tiles_n), true};
+    u.kb_begin = int32_t(w.k_begin), u.kb_end = int32_t(w.k_end);
+    u.finishes = w.finishes, u.linear_tile = w.tile, u.slot = w.slot;
+    return true;
+  }
+};
+
+template <class Cfg>
+using WorkUnits = cute::conditional_t<Cfg::StreamK, StreamKUnits<Cfg>, TileUnits<Cfg>>;
+
 template <class Cfg>
 __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem) {
   using T = typename Cfg::Element;
   constexpr uint64_t kEvictNormal = 0x1000000000000000ull;  // TMA::CacheHintSm90::EVICT_NORMAL
-  TileWalker<Cfg> walker(p);
+  WorkUnits<Cfg> units(p);
   auto state = cutlass::make_producer_start_state<typename Cfg::Pipeline>();
   const bool leader = threadIdx.x == 0;  // the pipeline's transaction leader
-  sched::TileCoord tile;
-  GroupProblem q;
+  WorkUnit u;
   int32_t acquired = -1;  // the list group whose tensor maps this thread has acquired
-  for (int64_t step = 0; walker.next(step, tile, q); ++step) {
-    if (!tile.valid) continue;  // a padding slot of the Rank2K walk
-    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
-    if (p.form == GroupedForm::List && leader && tile.group != acquired && kblocks > 0) {
+  while (units.next(u)) {
+    const GroupProblem& q = u.q;
+    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // of one pass
+    if (p.form == GroupedForm::List && leader && u.tile.group != acquired && kblocks > 0) {
       // The list maps were patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu).
       cute::tma_descriptor_fence_acquire(q.a);
       cute::tma_descriptor_fence_acquire(q.b);
-      acquired = tile.group;
+      acquired = u.tile.group;
     }
-    const int32_t row = q.a_row + tile.tile_m * Cfg::BM, col = q.b_col + tile.tile_n * Cfg::BN;
-    for (int32_t kb = 0; kb < kblocks * (Cfg::Rank2K ? 2 : 1) && leader; ++kb) {
+    const int32_t row = q.a_row + u.tile.tile_m * Cfg::BM, col = q.b_col + u.tile.tile_n * Cfg::BN;
+    for (int32_t kb = u.kb_begin; kb < u.kb_end && leader; ++kb) {
       pipeline.producer_acquire(state);
       uint64_t* bar = pipeline.producer_get_barrier(state);
       T* a = smem.a + state.index() * Cfg::BM * Cfg::BK;
@@ -285,13 +344,13 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   Tensor acc = partition_fragment_C(mma, Shape<Int<Cfg::BM>, Int<Cfg::BN>>{});
   Tensor coords = thr.partition_C(make_identity_tensor(Shape<Int<Cfg::BM>, Int<Cfg::BN>>{}));
 
-  TileWalker<Cfg> walker(p);
+  WorkUnits<Cfg> units(p);
   typename Cfg::Pipeline::PipelineState state;
-  sched::TileCoord tile;
-  GroupProblem q;
-  for (int64_t step = 0; walker.next(step, tile, q); ++step) {
-    if (!tile.valid) continue;  // a padding slot of the Rank2K walk
-    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK)) * (Cfg::Rank2K ? 2 : 1);
+  WorkUnit u;
+  const int warpgroup = thread / 128;
+  while (units.next(u)) {
+    const GroupProblem& q = u.q;
+    const int32_t kblocks = u.kb_end - u.kb_begin;
     if (kblocks == 0) clear(acc);
     mma.accumulate_ = GMMA::ScaleOut::Zero;
     auto previous = state;
@@ -315,12 +374,21 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     warpgroup_wait<0>();
     if (kblocks > 0) pipeline.consumer_release(previous);
 
-    const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
+    const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     if constexpr (Cfg::Rank2K) {
       store_symmetric_tile<typename Cfg::Element>(acc, coords, q, row0, col0, p);
       continue;
     }
-    const int warpgroup = thread / 128;
+    if constexpr (Cfg::StreamK) {
+      // Each consumer warpgroup hands over (or collects) its own 64 rows, with its own flags.
+      const StreamKSlots slots{p.workspace, p.flags, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup, 1 + warpgroup};
+      if (!u.finishes) {
+        slots.publish(acc, u.slot, thread % 128);
+        continue;
+      }
+      const int64_t peers = p.streamk.peers(u.linear_tile);
+      for (int64_t i = 0; i < peers; ++i) slots.add_into(acc, p.streamk.peer_slot(u.linear_tile, i), thread % 128);
+    }
     float* stage = smem.epilogue[warpgroup];
     switch (p.out_kind) {
       case OutKind::Float: store_tile<float, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
@@ -373,11 +441,12 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 }
 
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file).
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, RANK2K)                      \
-  namespace torch_grouped::kernels {                                                             \
-  void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                        \
-    launch_grouped_gemm<GroupedGemmConfig<T, BM, BN, BKMAJOR, RANK2K>>(args, grid, stream);      \
-  }                                                                                              \
+// MODE is Grouped, Rank2K or StreamK.
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE)                                 \
+  namespace torch_grouped::kernels {                                                                      \
+  void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                 \
+    launch_grouped_gemm<GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE>>(args, grid, stream);     \
+  }                                                                                                       \
   }
 
 }  // namespace torch_grouped::kernels

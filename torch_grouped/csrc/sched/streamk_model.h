@@ -61,4 +61,21 @@ inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int
   return best;
 }
 
+// The split count of an explicit split_k with splits = 0: enough slices to give every CTA work,
+// between 2 and 16.
+inline int64_t default_splits(int64_t grid, int64_t tiles) {
+  const int64_t s = grid / max64(tiles, 1);
+  return s < 2 ? 2 : (s > 16 ? 16 : s);
+}
+
+// The plan streamk_mm runs on `grid` CTAs: the model's choice for `auto`, else decomposition `d`
+// (splits = 0: default_splits).
+inline StreamKPlan resolve_streamk_plan(const StreamKModel& model, Decomposition d, bool is_auto,
+                                        int64_t splits, int64_t m, int64_t n, int64_t k, int64_t tile_m,
+                                        int64_t tile_n, int64_t tile_k, int64_t grid) {
+  if (is_auto) return choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid);
+  if (splits <= 0) splits = default_splits(grid, ceil_div(m, tile_m) * ceil_div(n, tile_n));
+  return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, splits, grid);
+}
+
 }  // namespace torch_grouped::sched

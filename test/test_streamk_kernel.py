@@ -1,0 +1,125 @@
+"""The Hopper Stream-K kernel behind streamk_mm: every decomposition against a float32 reference on
+shapes where tiles < CTAs, tiles >> CTAs, K of one iteration, M, N, K off the 128x256x64 tile;
+bitwise-repeatable results; grids smaller than the split count (which once could deadlock);
+CUDA-graph replay with the cached flags; the paths the kernel hands to cuBLAS."""
+import pytest
+import torch
+
+import reference
+import torch_grouped as tg
+
+HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+
+DECOMPOSITIONS = ["auto", "data_parallel", "split_k", "stream_k", "dp_one_tile_sk", "two_tile_sk_dp"]
+SHAPES = [
+    (256, 512, 8192),    # 4 tiles on 132 CTAs: every tile shared by ~33 CTAs
+    (1000, 3000, 64),    # one K iteration per tile
+    (130, 250, 1000),    # M, N, K all off the tile
+    (1920, 2816, 576),   # 165 tiles: one full wave and a ragged one
+    (8, 8, 8),           # a single partial tile
+]
+
+
+def operands(m, n, k, dtype=torch.bfloat16, b_n_major=True, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g).to("cuda", dtype)
+    b = torch.randn(k, n, generator=g).to("cuda", dtype)
+    return a, (b if b_n_major else b.T.contiguous().T)  # the same values, unit stride along K
+
+
+def poison():
+    torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # what the outputs reuse shows as NaN
+
+
+def check(out, a, b):
+    assert not out.isnan().any(), "unwritten elements"
+    reference.assert_close(out, a.float() @ b.float(), a.dtype)
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k", SHAPES)
+def test_every_decomposition_matches_mm(decomposition, m, n, k):
+    a, b = operands(m, n, k)
+    poison()
+    check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("b_n_major", [True, False])
+@pytest.mark.parametrize("decomposition", ["stream_k", "split_k"])
+def test_dtypes_and_b_layouts(dtype, b_n_major, decomposition):
+    a, b = operands(300, 520, 4000, dtype, b_n_major)
+    poison()
+    check(tg.streamk_mm(a, b, decomposition=decomposition, splits=3), a, b)
+
+
+@pytest.mark.parametrize("decomposition, splits, grid", [
+    ("split_k", 3, 2), ("split_k", 16, 5), ("split_k", 2, 132), ("stream_k", 0, 7), ("stream_k", 0, 33),
+    ("dp_one_tile_sk", 0, 5), ("two_tile_sk_dp", 0, 9), ("stream_k", 0, 100000),
+])
+def test_grids_and_splits(decomposition, splits, grid):
+    """Small grids give each CTA several tiles' partials to hand over; a grid smaller than the
+    split count must not deadlock; a grid above the GPU's capacity is capped."""
+    a, b = operands(700, 900, 3000)
+    poison()
+    check(tg.streamk_mm(a, b, decomposition=decomposition, splits=splits, grid=grid), a, b)
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+def test_bitwise_repeatable(decomposition):
+    """Peers' partials are added in K order by the tile's finisher, whatever the timing."""
+    a, b = operands(512, 768, 12288)
+    first = tg.streamk_mm(a, b, decomposition=decomposition)
+    for _ in range(5):
+        assert torch.equal(tg.streamk_mm(a, b, decomposition=decomposition), first)
+
+
+def test_cuda_graph_replays_with_new_inputs():
+    a, b = operands(256, 512, 8192)
+    tg.streamk_mm(a, b, decomposition="stream_k")  # warm up outside the capture
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=side):
+            out = tg.streamk_mm(a, b, decomposition="stream_k")
+    for seed in (1, 2, 3):
+        a2, b2 = operands(256, 512, 8192, seed=seed)
+        a.copy_(a2), b.copy_(b2)
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check(out, a, b)
+    check(tg.streamk_mm(a, b, decomposition="stream_k"), a, b)  # the flags were left at zero
+
+
+def test_concurrent_streams_keep_their_own_flags():
+    a, b = operands(256, 512, 8192)
+    streams = [torch.cuda.Stream() for _ in range(3)]
+    outs = []
+    for s in streams:
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            outs.append([tg.streamk_mm(a, b, decomposition="stream_k") for _ in range(4)])
+    torch.cuda.synchronize()
+    for per_stream in outs:
+        for out in per_stream:
+            check(out, a, b)
+
+
+@pytest.mark.parametrize("m, n, k", [(0, 64, 64), (64, 0, 64), (64, 64, 0), (200, 300, 12), (200, 300, 8)])
+def test_empty_and_unaligned(m, n, k):
+    """K = 0 gives zeros; K = 12 (rows not a multiple of 16 bytes) takes cuBLAS; K = 8 the kernel."""
+    a, b = operands(m, n, k)
+    out = tg.streamk_mm(a, b, decomposition="stream_k")
+    assert out.shape == (m, n)
+    if out.numel():
+        check(out, a, b)
+
+
+def test_transposed_and_offset_operands():
+    base = torch.randn(600, 1100, device="cuda", dtype=torch.bfloat16)
+    a = base[8:308, 16:1040]          # offset, row stride 1100 elements (2200 B: not a multiple of 16)
+    b = base[:1024, :400].T.T         # a plain view
+    check(tg.streamk_mm(a, b, decomposition="stream_k"), a, b)
+    check(tg.streamk_mm(a.T.contiguous().T, b.T.contiguous().T, decomposition="split_k"), a, b)

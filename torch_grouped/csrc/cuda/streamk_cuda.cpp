@@ -1,0 +1,120 @@
+// CUDA path of streamk_mm: the plan (sched/streamk_plan.h, `auto` through the calibrated model of
+// sched/streamk_model.h) run by the persistent kernel in its Stream-K mode
+// (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp32/fp64,
+// operands TMA cannot address) goes to cuBLAS.
+#include "streamk_cuda.h"
+
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "../common/checks.h"
+#include "../cpu/portable.h"
+#include "../kernels/grouped_gemm_launch.h"
+#include "../sched/streamk_calibration.h"
+#include "device_info.h"
+#include "list_launch.h"
+#include "operand_maps.h"
+
+namespace torch_grouped {
+namespace {
+
+using kernels::kStreamKConsumers;
+using kernels::kStreamKTileM;
+using kernels::kStreamKTileN;
+
+// The model fitted for this GPU (benchmarks/calibrate_streamk.py), else the defaults.
+sched::StreamKModel model_for(int device) {
+  cudaDeviceProp prop;
+  C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  for (const auto& c : sched::kStreamKCalibrations)
+    if (std::strcmp(c.device_name, prop.name) == 0) return c.model;
+  return sched::StreamKModel{};
+}
+
+const sched::StreamKModel& cached_model(int device) {
+  static std::mutex mutex;
+  static std::map<int, sched::StreamKModel> models;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = models.find(device);
+  if (it == models.end()) it = models.emplace(device, model_for(device)).first;
+  return it->second;
+}
+
+// The fixup's ready flags for a launch on `stream`. The kernel leaves every flag it raises at zero
+// again, so each stream keeps one zeroed buffer for all its launches; a larger need adds a larger
+// buffer and keeps the old ones (a CUDA graph may hold their addresses). Buffers are small: one
+// int per slot and consumer warpgroup. A capture that finds no buffer takes a fresh zeroed one
+// from the graph's pool: an eagerly cached one would only be zeroed when the graph replays.
+int32_t* ready_flags(const at::Device& device, cudaStream_t stream, int64_t count, std::vector<at::Tensor>& keep) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, std::vector<at::Tensor>> buffers;
+  const auto options = at::TensorOptions().dtype(at::kInt).device(device);
+  cudaStreamCaptureStatus capture;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& held = buffers[{device.index(), stream}];
+  if (!held.empty() && held.back().numel() >= count) return held.back().data_ptr<int32_t>();
+  if (capture != cudaStreamCaptureStatusNone) {
+    keep.push_back(at::zeros({count}, options));
+    return keep.back().data_ptr<int32_t>();
+  }
+  held.push_back(at::zeros({std::max<int64_t>(count, 4096)}, options));
+  return held.back().data_ptr<int32_t>();
+}
+
+}  // namespace
+
+at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
+                           int64_t splits, int64_t grid) {
+  bool is_auto = false;
+  const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
+  const c10::cuda::CUDAGuard guard(a.device());
+  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a)) return matmul_accumulate(a, b, a.scalar_type());
+  ensure_context(a.get_device());
+  const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
+  at::Tensor out = at::empty({m, n}, a.options());
+  if (out.numel() == 0) return out;
+  if (k == 0) return out.zero_();
+
+  kernels::GroupedGemmArgs p{};
+  std::vector<at::Tensor> keep;
+  const bool k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
+  if (!map_a(a.unsqueeze(0), kStreamKTileM, a.scalar_type(), p.a_map, keep) ||
+      !map_b(b.unsqueeze(0), k_major, kStreamKTileN, a.scalar_type(), p.b_map, keep)) {
+    return matmul_accumulate(a, b, a.scalar_type());  // K or N not a multiple of 8 elements
+  }
+  // One CTA per SM, all resident at once: a finisher spins until its peers have stored their
+  // partials, so every CTA of the grid must be running (a larger request is capped).
+  const int device = a.get_device();
+  const int64_t resident = multiprocessor_count(device);
+  const int64_t g = grid > 0 ? std::min(grid, resident) : resident;
+  p.streamk = sched::resolve_streamk_plan(cached_model(device), d, is_auto, splits, m, n, k, kStreamKTileM,
+                                          kStreamKTileN, kTileK, g);
+  p.form = kernels::GroupedForm::Batched;
+  p.m = m, p.n = n, p.k = k;
+  p.groups = 1;
+  p.c = out.data_ptr();
+  p.ldc = n;
+  p.c_batch_stride = m * n;
+  p.out_kind = out_kind(a.scalar_type());
+
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  const int64_t slots = p.streamk.workspace_slots();
+  at::Tensor workspace;
+  if (slots > 0) {
+    workspace = at::empty({slots, int64_t{kStreamKTileM} * kStreamKTileN}, a.options().dtype(at::kFloat));
+    p.workspace = workspace.data_ptr<float>();
+    p.flags = ready_flags(a.device(), stream, slots * kStreamKConsumers, keep);
+  }
+  kernels::streamk_kernel(input_kind(a.scalar_type()), k_major)(p, static_cast<int>(p.streamk.grid), stream);
+  return out;
+}
+
+}  // namespace torch_grouped
