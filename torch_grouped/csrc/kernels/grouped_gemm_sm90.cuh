@@ -16,6 +16,8 @@
 #include <cuda_fp16.h>
 #include <c10/cuda/CUDAException.h>
 
+#include <atomic>
+
 #include <cute/arch/copy_sm90_desc.hpp>
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/atom/mma_atom.hpp>
@@ -59,11 +61,9 @@ struct GroupedGemmConfig {
   // which is what TMA's SWIZZLE_128B writes and WGMMA's SW128 layouts read.
   static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
   static constexpr int StageBytes = (BM + BN) * BK * int(sizeof(T));
-  // The epilogue stages 64 rows x 32 columns of fp32 per consumer warpgroup in shared memory, so
-  // that the stores to global memory are whole row segments; rows padded by 8 floats so that the
-  // accumulator writes are free of bank conflicts.
-  static constexpr int EpilogueCols = 32, EpiloguePitch = EpilogueCols + 8;
-  static constexpr int EpilogueBytes = Consumers * 64 * EpiloguePitch * 4;
+  // The epilogue stages 64 rows x one 128-byte line of output per consumer warpgroup in shared
+  // memory (store_tile), sized for the widest output type (fp32: 32 columns + 8 of padding).
+  static constexpr int EpilogueBytes = Consumers * 64 * (32 + 8) * 4;
   // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
   static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes;
   static constexpr int Stages = StageBudget / StageBytes < 8 ? StageBudget / StageBytes : 8;
@@ -85,7 +85,7 @@ struct GroupedGemmConfig {
   struct alignas(1024) SharedStorage {
     alignas(1024) T a[Stages * BM * BK];
     alignas(1024) T b[Stages * BN * BK];
-    alignas(16) float epilogue[Consumers][64 * EpiloguePitch];
+    alignas(16) float epilogue[Consumers][64 * (32 + 8)];
     typename Pipeline::SharedStorage pipeline;
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
@@ -251,16 +251,33 @@ __device__ __forceinline__ Out from_float(float x) {
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 
-// Stores the tile through shared memory, 32 columns at a time per consumer warpgroup: each thread
-// writes its accumulators (pairs of adjacent columns) into the warpgroup's staging buffer, then
-// the warpgroup reads it back by rows, 4 floats per thread, and stores whole row segments
-// (vectors of 4 elements where the output's alignment allows), masked to the problem.
+// Two adjacent accumulators as two output elements, in one 32-bit (fp32: 64-bit) store.
+template <class Out>
+__device__ __forceinline__ void store_pair(Out* dst, float x, float y) {
+  if constexpr (std::is_same_v<Out, float>) {
+    *reinterpret_cast<float2*>(dst) = make_float2(x, y);
+  } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+    *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(x, y);
+  } else {
+    *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
+  }
+}
+
+// Stores the tile through shared memory, one 128-byte line of output columns at a time per
+// consumer warpgroup (32 fp32 or 64 half-precision columns). Each thread converts its
+// accumulators (pairs of adjacent columns) into the warpgroup's staging buffer; the warpgroup then
+// reads it back by rows, 16 bytes per thread, and writes whole 128-byte row segments with 16-byte
+// stores (element by element where the output's alignment or the problem's edge forbids).
+// Rows are padded by 8 elements: the pair writes of a warp (8 rows x 4 pairs, or for fp32 4 rows
+// x 8 pairs per half-warp phase) then fall in distinct banks, and rows stay 16-byte aligned.
 template <class Out, class Cfg, class Acc, class Coords>
 __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
-                                           int64_t row0, int64_t col0, float* stage, int warpgroup, int thread) {
-  constexpr int P = Cfg::EpiloguePitch, W = Cfg::EpilogueCols;
+                                           int64_t row0, int64_t col0, float* stage_raw, int warpgroup, int thread) {
+  constexpr int W = 128 / int(sizeof(Out)), P = W + 8, V = 16 / int(sizeof(Out));
+  struct alignas(16) Vec { Out v[V]; };
+  Out* stage = reinterpret_cast<Out*>(stage_raw);
   Out* c = reinterpret_cast<Out*>(q.c);
-  const bool vector = (reinterpret_cast<uintptr_t>(c) % (4 * sizeof(Out))) == 0 && q.ldc % 4 == 0;
+  const bool vector = (reinterpret_cast<uintptr_t>(c) % 16) == 0 && q.ldc % V == 0;
   const int barrier = 1 + warpgroup;  // named barrier of this warpgroup (0 is __syncthreads)
   const int lane_in_wg = thread % 128;
   // The chunk index must be a compile-time constant: it selects accumulator registers.
@@ -268,35 +285,26 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     constexpr int chunk = decltype(chunk_c)::value;
     if (chunk > 0) cutlass::arch::NamedBarrier::sync(128, barrier);  // the previous chunk is read
     // WGMMA accumulators of a 64 x N warpgroup tile are ((2, 2, N/8)): values 4j .. 4j+3 hold
-    // columns 8j .. 8j+7, so a 32-column chunk is exactly W/2 consecutive values.
+    // columns 8j .. 8j+7, so a W-column chunk is exactly W/2 consecutive values.
     CUTE_UNROLL
     for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
       const int r = int(cute::get<0>(coords(i))) - 64 * warpgroup, col = int(cute::get<1>(coords(i))) - chunk * W;
-      *reinterpret_cast<float2*>(stage + r * P + col) = make_float2(acc(i), acc(i + 1));
+      store_pair(stage + r * P + col, acc(i), acc(i + 1));
     }
     cutlass::arch::NamedBarrier::sync(128, barrier);
     CUTE_UNROLL
-    for (int v = lane_in_wg; v < 64 * W / 4; v += 128) {
-      const int r = v / (W / 4), c4 = (v % (W / 4)) * 4;
-      const int64_t row = row0 + 64 * warpgroup + r, col = col0 + chunk * W + c4;
+    for (int v = lane_in_wg; v < 64 * W / V; v += 128) {
+      const int r = v / (W / V), cv = (v % (W / V)) * V;
+      const int64_t row = row0 + 64 * warpgroup + r, col = col0 + chunk * W + cv;
       if (row >= q.m || col >= q.n) continue;
-      const float4 x = *reinterpret_cast<const float4*>(stage + r * P + c4);
+      const Vec x = *reinterpret_cast<const Vec*>(stage + r * P + cv);
       Out* dst = c + row * q.ldc + col;
-      if (vector && col + 3 < q.n) {
-        if constexpr (std::is_same_v<Out, float>) {
-          *reinterpret_cast<float4*>(dst) = x;
-        } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
-          const __nv_bfloat162 lo = __floats2bfloat162_rn(x.x, x.y), hi = __floats2bfloat162_rn(x.z, x.w);
-          *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo), *reinterpret_cast<const uint32_t*>(&hi));
-        } else {
-          const __half2 lo = __floats2half2_rn(x.x, x.y), hi = __floats2half2_rn(x.z, x.w);
-          *reinterpret_cast<uint2*>(dst) = make_uint2(*reinterpret_cast<const uint32_t*>(&lo), *reinterpret_cast<const uint32_t*>(&hi));
-        }
+      if (vector && col + V <= q.n) {
+        *reinterpret_cast<Vec*>(dst) = x;
       } else {
-        if (col < q.n) dst[0] = from_float<Out>(x.x);
-        if (col + 1 < q.n) dst[1] = from_float<Out>(x.y);
-        if (col + 2 < q.n) dst[2] = from_float<Out>(x.z);
-        if (col + 3 < q.n) dst[3] = from_float<Out>(x.w);
+        CUTE_UNROLL
+        for (int e = 0; e < V; ++e)
+          if (col + e < q.n) dst[e] = x.v[e];
       }
     }
   });
@@ -402,8 +410,10 @@ template <class Cfg>
 __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm90_kernel(const __grid_constant__ GroupedGemmArgs p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ char smem_raw[];
-  auto& smem = *reinterpret_cast<typename Cfg::SharedStorage*>(
-      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  // Aligned by offsetting the shared array itself (not through an integer), so that the compiler
+  // still knows every access is to shared memory: LDS/STS, not generic loads and stores.
+  const uint32_t misalign = uint32_t(__cvta_generic_to_shared(smem_raw)) % 1024;
+  auto& smem = *reinterpret_cast<typename Cfg::SharedStorage*>(smem_raw + (misalign ? 1024 - misalign : 0));
   const int warpgroup = threadIdx.x / 128;
 
   typename Cfg::Pipeline::Params params;
@@ -434,8 +444,15 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
 template <class Cfg>
 void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {
   auto kernel = grouped_gemm_sm90_kernel<Cfg>;
-  // Per device, so set on every call (a few hundred nanoseconds).
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SmemBytes));
+  // The attribute is per device: set once on each.
+  static std::atomic<uint64_t> attribute_set{0};  // bit d: done on device d
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
+  if (bit == 0 || !(attribute_set.load(std::memory_order_relaxed) & bit)) {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SmemBytes));
+    attribute_set.fetch_or(bit, std::memory_order_relaxed);
+  }
   kernel<<<grid, Cfg::Threads, Cfg::SmemBytes, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
