@@ -118,21 +118,23 @@ def test_rank2k_upper_is_lower_transposed_for_square_tiles():
 
 def _check_streamk(rows, tiles, iters):
     by_tile = collections.defaultdict(list)
-    for cta, tile, k0, k1, fin, slot, peers, first_slot, ipt, slots, _ in rows:
+    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _ in rows:
         assert ipt == iters
-        by_tile[tile].append((k0, k1, fin, slot, peers, first_slot, cta))
+        by_tile[tile].append((k0, k1, starts, slot, more_segments, first_slot, cta))
     assert set(by_tile) == set(range(tiles))
     for tile, segs in by_tile.items():
         segs.sort()
         assert segs[0][0] == 0 and segs[-1][1] == iters, (tile, segs)  # the ranges partition K ...
         assert all(a[1] == b[0] for a, b in zip(segs, segs[1:])), (tile, segs)
         assert all(s[0] < s[1] for s in segs) or iters == 0  # ... with no empty segment
-        assert [s[2] for s in segs] == [1] + [0] * (len(segs) - 1)  # one finisher: the k = 0 one
-        peer_slots = [s[3] for s in segs[1:]]
-        assert segs[0][4] == len(peer_slots)
-        assert peer_slots == list(range(segs[0][5], segs[0][5] + len(peer_slots)))
-    slots = [r[5] for r in rows if not r[4]]
-    assert len(slots) == len(set(slots)) and all(0 <= s < rows[0][9] for s in slots)
+        assert [s[2] for s in segs] == [1] + [0] * (len(segs) - 1)  # one segment holds k = 0
+        assert all(s[4] == len(segs) - 1 for s in segs)  # every segment knows how many there are
+        if len(segs) == 1:
+            assert segs[0][3] == -1 and segs[0][5] == -1  # stored directly, no workspace
+        else:
+            assert all(0 <= s[3] < slots for s in segs) and segs[0][5] == segs[0][3], (tile, segs)
+    used = [r[5] for r in rows if r[5] >= 0]
+    assert len(used) == len(set(used)), "a workspace slot is written twice"
 
 
 @pytest.mark.parametrize("decomposition", ["data_parallel", "split_k", "stream_k", "dp_one_tile_sk",
@@ -180,33 +182,28 @@ def test_hybrids_share_the_right_tiles(decomposition, tiles, grid, sk_tiles):
         assert len(sk_work) == min(grid, sk_tiles * 10) and max(sk_work.values()) - min(sk_work.values()) <= 1
 
 
-@pytest.mark.parametrize("decomposition, splits, grid", [
-    ("split_k", 3, 2), ("split_k", 4, 3), ("split_k", 2, 5), ("split_k", 8, 132),
-    ("stream_k", 1, 7), ("stream_k", 1, 132), ("dp_one_tile_sk", 1, 5), ("two_tile_sk_dp", 1, 5),
-])
-@pytest.mark.parametrize("m, n, k", [(128 * 5, 128 * 2, 64 * 10), (1024, 1024, 16384), (300, 200, 64 * 7)])
-def test_streamk_waits_cannot_deadlock(decomposition, splits, grid, m, n, k):
-    """Run every CTA's units in order as the GPU would, all CTAs resident: a finisher can only
-    pass its unit once every peer of its tile has stored its partial. Everything must finish."""
-    rows = sched._schedule_streamk(m, n, k, 128, 128, 64, decomposition, splits, grid).tolist()
-    queues = collections.defaultdict(list)
-    for cta, tile, k0, k1, fin, slot, peers, first_slot, *_ in rows:
-        queues[cta].append((tile, fin, slot, peers, first_slot))
-    stored, position = set(), collections.Counter()
-    progress = True
-    while progress:
-        progress = False
-        for cta, queue in queues.items():
-            while position[cta] < len(queue):
-                tile, fin, slot, peers, first_slot = queue[position[cta]]
-                if fin and not all(s in stored for s in range(first_slot, first_slot + peers)):
-                    break  # waits for a peer's partial
-                if not fin:
-                    stored.add(slot)
-                position[cta] += 1
-                progress = True
-    stuck = {cta: queue[position[cta]] for cta, queue in queues.items() if position[cta] < len(queue)}
-    assert not stuck, f"deadlock: {stuck}"
+@pytest.mark.parametrize("m, n, k, grid", [(4096, 4096, 4096, 132), (1664, 1664, 4096, 132), (640, 256, 640, 7)])
+def test_stream_k_ctas_sweep_k_in_lockstep(m, n, k, grid):
+    """Rotated ranges: every CTA whose range holds a tile boundary starts there (k = 0), and after
+    the wrap all CTAs are at the same K block (within one) modulo the tile's iterations."""
+    rows = sched._schedule_streamk(m, n, k, 128, 128, 64, "stream_k", 1, grid).tolist()
+    iters = rows[0][8]
+    units = collections.defaultdict(list)
+    for cta, _, k0, k1, *_ in rows:
+        units[cta].append((k0, k1))
+    phase_after_wrap = set()
+    for cta, seq in units.items():
+        length = sum(k1 - k0 for k0, k1 in seq)
+        if len(seq) > 1 or seq[0][0] == 0:
+            assert seq[0][0] == 0, (cta, seq)
+        if len(seq) > 1 and seq[-1][0] > 0:  # the leading piece, run last
+            done = length - (seq[-1][1] - seq[-1][0])
+            phase_after_wrap.add((seq[-1][0] - done) % iters)
+    # Range lengths differ by at most one, so the phases by at most one block.
+    assert len(phase_after_wrap) <= 2, phase_after_wrap
+    if len(phase_after_wrap) == 2:
+        lo, hi = sorted(phase_after_wrap)
+        assert hi - lo in (1, iters - 1), phase_after_wrap
 
 
 class TestScheduleDumps(expecttest.TestCase):
@@ -229,4 +226,4 @@ class TestScheduleDumps(expecttest.TestCase):
     def test_stream_k_one_tile_three_ctas(self):
         rows = sched._schedule_streamk(128, 128, 640, 128, 128, 64, "stream_k", 1, 3).tolist()
         self.assertExpectedInline(str([tuple(r[:6]) for r in rows]),
-                                  """[(0, 0, 0, 3, 1, -1), (1, 0, 3, 6, 0, 1), (2, 0, 6, 10, 0, 2)]""")
+                                  """[(0, 0, 0, 3, 1, 0), (1, 0, 3, 6, 0, 2), (2, 0, 6, 10, 0, 4)]""")

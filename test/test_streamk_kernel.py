@@ -1,7 +1,7 @@
 """The Hopper Stream-K kernel behind streamk_mm: every decomposition against a float32 reference on
 shapes where tiles < CTAs, tiles >> CTAs, K of one iteration, M, N, K off the 128x256x64 tile;
-bitwise-repeatable results; grids smaller than the split count (which once could deadlock);
-CUDA-graph replay with the cached flags; the paths the kernel hands to cuBLAS."""
+bitwise-repeatable results; grids smaller than the split count; CUDA-graph replay with the cached
+tile counters; the paths the kernel hands to cuBLAS."""
 import pytest
 import torch
 
@@ -59,8 +59,8 @@ def test_dtypes_and_b_layouts(dtype, b_n_major, decomposition):
     ("dp_one_tile_sk", 0, 5), ("two_tile_sk_dp", 0, 9), ("stream_k", 0, 100000),
 ])
 def test_grids_and_splits(decomposition, splits, grid):
-    """Small grids give each CTA several tiles' partials to hand over; a grid smaller than the
-    split count must not deadlock; a grid above the GPU's capacity is capped."""
+    """Small grids give each CTA several tiles' partials to hand over, and a grid smaller than the
+    split count one CTA several slices of a tile; a grid above the GPU's capacity is capped."""
     a, b = operands(700, 900, 3000)
     poison()
     check(tg.streamk_mm(a, b, decomposition=decomposition, splits=splits, grid=grid), a, b)
@@ -68,7 +68,7 @@ def test_grids_and_splits(decomposition, splits, grid):
 
 @pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
 def test_bitwise_repeatable(decomposition):
-    """Peers' partials are added in K order by the tile's finisher, whatever the timing."""
+    """A cut tile's partials are added in K order by whichever segment arrives last."""
     a, b = operands(512, 768, 12288)
     first = tg.streamk_mm(a, b, decomposition=decomposition)
     for _ in range(5):
@@ -90,10 +90,10 @@ def test_cuda_graph_replays_with_new_inputs():
         graph.replay()
         torch.cuda.synchronize()
         check(out, a, b)
-    check(tg.streamk_mm(a, b, decomposition="stream_k"), a, b)  # the flags were left at zero
+    check(tg.streamk_mm(a, b, decomposition="stream_k"), a, b)  # the counters were left at zero
 
 
-def test_concurrent_streams_keep_their_own_flags():
+def test_concurrent_streams_keep_their_own_counters():
     a, b = operands(256, 512, 8192)
     streams = [torch.cuda.Stream() for _ in range(3)]
     outs = []

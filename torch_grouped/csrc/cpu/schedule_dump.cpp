@@ -96,7 +96,8 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
   return dump_grouped(nv, nv, identity_order(nv.size()), tiles, grid, "device");
 }
 
-// Rows: (cta, tile, k_begin, k_end, finishes, slot, peers of the tile, peer slots' first entry).
+// Rows: (cta, tile, k_begin, k_end, starts the tile (k_begin = 0), workspace slot (-1: a whole
+// tile), segments of the tile - 1, slot of the tile's first segment (-1: one segment), ...).
 at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
                             int64_t tile_k, const std::string& decomposition, int64_t splits,
                             int64_t grid) {
@@ -111,9 +112,9 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
     sched::StreamKCursor cursor = plan.begin(cta);
     sched::StreamKWorkUnit u;
     while (plan.next(cta, cursor, u)) {
-      const int64_t peers = plan.peers(u.tile);
-      rows.push_back({cta, u.tile, u.k_begin, u.k_end, u.finishes ? 1 : 0, u.finishes ? -1 : u.slot,
-                      peers, peers > 0 ? plan.peer_slot(u.tile, 0) : -1, plan.iters_per_tile,
+      const int64_t segments = plan.segments(u.tile);
+      rows.push_back({cta, u.tile, u.k_begin, u.k_end, u.k_begin == 0 ? 1 : 0, u.slot, segments - 1,
+                      segments > 1 ? plan.segment_slot(u.tile, 0) : -1, plan.iters_per_tile,
                       plan.workspace_slots(), static_cast<int64_t>(plan.decomposition)});
     }
   }

@@ -1,5 +1,6 @@
-// streamk_mm on the CPU: the plan of csrc/sched/streamk_plan.h run CTA by CTA, with the partial
-// tiles of the peers kept in a workspace and added by the finishing CTA in K order.
+// streamk_mm on the CPU: the plan of csrc/sched/streamk_plan.h run CTA by CTA. A tile cut into
+// segments has each segment's partial in a workspace slot; the reduction adds them in K order, as
+// the GPU's last-arriving CTA does.
 #include "../common/checks.h"
 #include "../sched/streamk_model.h"
 #include "portable.h"
@@ -21,10 +22,15 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
   const at::Tensor a_acc = a.to(acc_t), b_acc = b.to(acc_t);
   at::Tensor out = at::empty({m, n}, a.options().dtype(acc_t));
   std::vector<at::Tensor> workspace(plan.workspace_slots());
-  std::vector<std::pair<int64_t, at::Tensor>> finishing;  // (tile, own accumulator)
+  int64_t written = 0;  // tiles
 
   auto tile_rows = [&](int64_t tile) { return a_acc.narrow(0, (tile / plan.tiles_n) * tm, std::min(tm, m - (tile / plan.tiles_n) * tm)); };
   auto tile_cols = [&](int64_t tile) { return b_acc.narrow(1, (tile % plan.tiles_n) * tn, std::min(tn, n - (tile % plan.tiles_n) * tn)); };
+  auto store = [&](int64_t tile, const at::Tensor& accum) {
+    const int64_t r0 = (tile / plan.tiles_n) * tm, c0 = (tile % plan.tiles_n) * tn;
+    out.narrow(0, r0, accum.size(0)).narrow(1, c0, accum.size(1)).copy_(accum);
+    ++written;
+  };
 
   for (int64_t cta = 0; cta < plan.grid; ++cta) {
     sched::StreamKCursor cursor = plan.begin(cta);
@@ -34,27 +40,28 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
       const int64_t k0 = std::min(u.k_begin * tk, k), k1 = std::min(u.k_end * tk, k);
       at::Tensor accum = k1 > k0 ? at::mm(rows.narrow(1, k0, k1 - k0), cols.narrow(0, k0, k1 - k0))
                                  : at::zeros({rows.size(0), cols.size(1)}, rows.options());
-      if (u.finishes) {
-        finishing.emplace_back(u.tile, accum);
-      } else {
-        TORCH_INTERNAL_ASSERT(!workspace[u.slot].defined(), "streamk_mm: slot ", u.slot, " written twice");
-        workspace[u.slot] = accum;
+      if (u.slot < 0) {
+        store(u.tile, accum);
+        continue;
       }
+      TORCH_INTERNAL_ASSERT(!workspace[u.slot].defined(), "streamk_mm: slot ", u.slot, " written twice");
+      workspace[u.slot] = accum;
     }
   }
-  // The fixup: each finishing CTA adds its peers' partials in K order (deterministic).
-  for (auto& [tile, accum] : finishing) {
-    for (int64_t p = 0; p < plan.peers(tile); ++p) {
-      at::Tensor& partial = workspace[plan.peer_slot(tile, p)];
-      TORCH_INTERNAL_ASSERT(partial.defined(), "streamk_mm: tile ", tile, " misses peer ", p);
-      accum.add_(partial);
-      partial.reset();
+  // The reduction of every cut tile: its segments' partials in K order (deterministic).
+  for (int64_t tile = 0; tile < plan.tiles(); ++tile) {
+    const int64_t segments = plan.segments(tile);
+    if (segments < 2) continue;
+    at::Tensor accum;
+    for (int64_t j = 0; j < segments; ++j) {
+      at::Tensor& partial = workspace[plan.segment_slot(tile, j)];
+      TORCH_INTERNAL_ASSERT(partial.defined(), "streamk_mm: tile ", tile, " misses segment ", j);
+      accum = j == 0 ? partial : accum.add_(partial);
+      partial = at::Tensor();
     }
-    const int64_t r0 = (tile / plan.tiles_n) * tm, c0 = (tile % plan.tiles_n) * tn;
-    out.narrow(0, r0, accum.size(0)).narrow(1, c0, accum.size(1)).copy_(accum);
+    store(tile, accum);
   }
-  TORCH_INTERNAL_ASSERT(static_cast<int64_t>(finishing.size()) == plan.tiles(),
-                        "streamk_mm: ", finishing.size(), " tiles finished of ", plan.tiles());
+  TORCH_INTERNAL_ASSERT(written == plan.tiles(), "streamk_mm: ", written, " tiles written of ", plan.tiles());
   return out.to(a.scalar_type());
 }
 

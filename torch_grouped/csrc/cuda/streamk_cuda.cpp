@@ -47,12 +47,13 @@ const sched::StreamKModel& cached_model(int device) {
   return it->second;
 }
 
-// The fixup's ready flags for a launch on `stream`. The kernel leaves every flag it raises at zero
-// again, so each stream keeps one zeroed buffer for all its launches; a larger need adds a larger
-// buffer and keeps the old ones (a CUDA graph may hold their addresses). Buffers are small: one
-// int per slot and consumer warpgroup. A capture that finds no buffer takes a fresh zeroed one
-// from the graph's pool: an eagerly cached one would only be zeroed when the graph replays.
-int32_t* ready_flags(const at::Device& device, cudaStream_t stream, int64_t count, std::vector<at::Tensor>& keep) {
+// The fixup's tile counters for a launch on `stream`. The kernel leaves every counter it touches
+// at zero again, so each stream keeps one zeroed buffer for all its launches; a larger need adds
+// a larger buffer and keeps the old ones (a CUDA graph may hold their addresses). Buffers are
+// small: one int per tile and consumer warpgroup. A capture that finds no buffer takes a fresh
+// zeroed one from the graph's pool: an eagerly cached one would only be zeroed when the graph
+// replays. (Streams on one device never share counters: their launches may run concurrently.)
+int32_t* tile_counters(const at::Device& device, cudaStream_t stream, int64_t count, std::vector<at::Tensor>& keep) {
   static std::mutex mutex;
   static std::map<std::pair<int, cudaStream_t>, std::vector<at::Tensor>> buffers;
   const auto options = at::TensorOptions().dtype(at::kInt).device(device);
@@ -90,8 +91,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       !map_b(b.unsqueeze(0), k_major, kStreamKTileN, a.scalar_type(), p.b_map, keep)) {
     return matmul_accumulate(a, b, a.scalar_type());  // K or N not a multiple of 8 elements
   }
-  // One CTA per SM, all resident at once: a finisher spins until its peers have stored their
-  // partials, so every CTA of the grid must be running (a larger request is capped).
+  // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
   const int device = a.get_device();
   const int64_t resident = multiprocessor_count(device);
   const int64_t g = grid > 0 ? std::min(grid, resident) : resident;
@@ -111,7 +111,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (slots > 0) {
     workspace = at::empty({slots, int64_t{kStreamKTileM} * kStreamKTileN}, a.options().dtype(at::kFloat));
     p.workspace = workspace.data_ptr<float>();
-    p.flags = ready_flags(a.device(), stream, slots * kStreamKConsumers, keep);
+    p.counters = tile_counters(a.device(), stream, p.streamk.tiles() * kStreamKConsumers, keep);
   }
   kernels::streamk_kernel(input_kind(a.scalar_type()), k_major)(p, static_cast<int>(p.streamk.grid), stream);
   return out;

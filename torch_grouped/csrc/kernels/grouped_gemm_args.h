@@ -61,11 +61,12 @@ struct GroupedGemmArgs {
   sched::SymmetricTiles triangle;
   float alpha, beta;
   // Stream-K kernels (streamk_mm): one matmul (the Batched form, one group) cut into work units
-  // by `streamk`. Partial tiles go to `workspace` (fp32, one tile per slot), ready flags to
-  // `flags` (one per slot and consumer warpgroup, all zero at launch: see streamk_fixup.cuh).
+  // by `streamk`. Partial tiles go to `workspace` (fp32, one tile per slot); `counters` count the
+  // segments of each tile in (one per tile and consumer warpgroup, all zero at launch: see
+  // streamk_fixup.cuh).
   sched::StreamKPlan streamk;
   float* workspace;
-  int32_t* flags;
+  int32_t* counters;
 };
 
 // One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.

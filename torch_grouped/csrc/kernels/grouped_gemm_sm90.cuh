@@ -87,6 +87,7 @@ struct GroupedGemmConfig {
     alignas(1024) T b[Stages * BN * BK];
     alignas(16) float epilogue[Consumers][64 * (32 + 8)];
     typename Pipeline::SharedStorage pipeline;
+    int fixup_last[Consumers];  // Stream-K: streamk_fixup.cuh
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
 };
@@ -135,15 +136,13 @@ struct TileWalker {
   }
 };
 
-// One unit of a CTA's work: a tile, the range of its K blocks this CTA computes, and (Stream-K)
-// whether it finishes the tile or hands a partial to the finisher.
+// One unit of a CTA's work: a tile and the range of its K blocks this CTA computes.
 struct WorkUnit {
   sched::TileCoord tile;
   GroupProblem q;
   int32_t kb_begin, kb_end;  // K blocks [begin, end); Rank2K counts both passes
-  bool finishes;             // stores the tile (after adding the peers' partials)
   int64_t linear_tile;       // Stream-K: the plan's tile index
-  int64_t slot;              // Stream-K: workspace slot of the partial when !finishes
+  int64_t slot;              // Stream-K: workspace slot of the partial; -1: the whole tile
 };
 
 // The grouped and Rank2K walks: whole tiles, every K block, padding slots skipped.
@@ -157,7 +156,6 @@ struct TileUnits {
       if (!u.tile.valid) continue;  // a padding slot of the Rank2K walk
       u.kb_begin = 0;
       u.kb_end = int32_t(sched::ceil_div(u.q.k, Cfg::BK)) * (Cfg::Rank2K ? 2 : 1);
-      u.finishes = true;
       return true;
     }
     return false;
@@ -179,7 +177,7 @@ struct StreamKUnits {
     u.q = q;
     u.tile = sched::TileCoord{0, int32_t(w.tile / plan.tiles_n), int32_t(w.tile % plan.tiles_n), true};
     u.kb_begin = int32_t(w.k_begin), u.kb_end = int32_t(w.k_end);
-    u.finishes = w.finishes, u.linear_tile = w.tile, u.slot = w.slot;
+    u.linear_tile = w.tile, u.slot = w.slot;
     return true;
   }
 };
@@ -388,14 +386,13 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       continue;
     }
     if constexpr (Cfg::StreamK) {
-      // Each consumer warpgroup hands over (or collects) its own 64 rows, with its own flags.
-      const StreamKSlots slots{p.workspace, p.flags, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup, 1 + warpgroup};
-      if (!u.finishes) {
-        slots.publish(acc, u.slot, thread % 128);
-        continue;
+      if (u.slot >= 0) {  // a segment of a cut tile: the last to arrive reduces and stores
+        const StreamKFixup fixup{p.workspace, p.counters, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup,
+                                 1 + warpgroup, &smem.fixup_last[warpgroup]};
+        const int64_t segments = p.streamk.segments(u.linear_tile);
+        if (!fixup.publish(acc, u.slot, u.linear_tile, segments, thread % 128)) continue;
+        fixup.reduce(acc, p.streamk, u.linear_tile, segments, thread % 128);
       }
-      const int64_t peers = p.streamk.peers(u.linear_tile);
-      for (int64_t i = 0; i < peers; ++i) slots.add_into(acc, p.streamk.peer_slot(u.linear_tile, i), thread % 128);
     }
     float* stage = smem.epilogue[warpgroup];
     switch (p.out_kind) {

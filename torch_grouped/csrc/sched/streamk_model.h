@@ -1,5 +1,6 @@
 // The Stream-K paper's analytical model of a CTA's running time, used by `auto` to pick the
-// decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(peers − 1).
+// decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(peers − 1),
+// peers being the most segments a tile is cut into.
 //   a: fixed cost of a CTA (launch, prologue, epilogue of one tile)
 //   b: cost of having to fix up at all (workspace write, flag wait)
 //   c: cost of one MAC-loop iteration
@@ -27,7 +28,7 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan)
   int64_t peers = 0;
   if (plan.sk_tiles > 0) {
     iters_per_cta += ceil_div(plan.sk_iters(), plan.sk_grid());
-    for (int64_t t = 0; t < plan.sk_tiles; ++t) peers = max64(peers, plan.peers(t) + 1);
+    for (int64_t t = 0; t < plan.sk_tiles; ++t) peers = max64(peers, plan.segments(t));
   } else {
     peers = plan.splits;
   }

@@ -13,11 +13,22 @@
 //   two_tile_sk_dp  sk_tiles = grid + tiles mod grid (one DP wave folded into the SK part, so every
 //                   SK CTA has between one and two tiles of work), the rest data-parallel.
 //
-// A tile cut into several segments is finished by the CTA holding its first iteration (k = 0):
-// the other CTAs ("peers") store fp32 partial tiles in a workspace slot and the finisher adds them
-// in a fixed order (by K), so results are deterministic. A Stream-K CTA's range starts at most
-// once in the middle of a tile, so each CTA needs at most one slot: the workspace is sized by the
-// grid, not by the problem. Split-K needs (splits − 1) slots per tile.
+// A tile cut into several segments is reduced without waiting: every segment stores its fp32
+// partial tile in its own workspace slot and counts itself in; the last to arrive adds all the
+// partials in K order (segment 0, 1, ...) and writes the tile. The order of the sum is fixed, so
+// results are deterministic, and no CTA ever waits for another (no co-residency assumption).
+//
+// A Stream-K CTA runs its range rotated: from the first tile boundary in it to its end, then the
+// leading piece before that boundary. Every CTA whose range holds a boundary thus starts a tile
+// at k = 0 at the same moment, and after the wrap all are at k ≡ t − R (mod iterations per tile),
+// R the range length: the CTAs sweep K in lockstep as data-parallel ones do, so the A and B blocks
+// that tiles of one row or column share are read while they are still in L2. (In range order the
+// CTAs sat at scattered K offsets, and on 4096³ the Stream-K part ran at half the data-parallel
+// speed for want of L2 hits.)
+//
+// A CTA's range cuts at most two tiles (the one it starts in, the one it ends in): slots 2·cta
+// (the segment holding the range's start) and 2·cta + 1 (the other), so the Stream-K workspace is
+// sized by the grid. Split-K needs `splits` slots per tile.
 // When there are fewer Stream-K iterations than CTAs, only the first sk_grid() CTAs share them.
 #pragma once
 #include "common.h"
@@ -36,14 +47,15 @@ struct StreamKWorkUnit {
   int64_t tile;     // linear tile index
   int64_t k_begin;  // first MAC-loop iteration within the tile
   int64_t k_end;    // one past the last
-  bool finishes;    // this CTA adds the peers' partials and writes the tile
-  int64_t slot;     // workspace slot for the partial when !finishes
+  int64_t slot;     // workspace slot of this segment's partial; -1: the unit is the whole tile
 };
 
 struct StreamKCursor {
-  int64_t sk_next;   // next Stream-K iteration of this CTA
-  int64_t sk_end;    // end of this CTA's Stream-K range
-  int64_t dp_round;  // how many DP (or split-K) units this CTA has taken
+  int64_t sk_next;     // next Stream-K iteration of this CTA, from its first tile boundary ...
+  int64_t sk_end;      // ... to the end of its range,
+  int64_t lead_begin;  // then the leading piece [lead_begin, lead_end) before that boundary
+  int64_t lead_end;
+  int64_t dp_round;    // how many DP (or split-K) units this CTA has taken
 };
 
 struct StreamKPlan {
@@ -58,7 +70,7 @@ struct StreamKPlan {
   TG_HOST_DEVICE int64_t tiles() const { return tiles_m * tiles_n; }
   TG_HOST_DEVICE int64_t sk_iters() const { return sk_tiles * iters_per_tile; }
   // CTAs that share the Stream-K iterations: never more than there are iterations, so that every
-  // one of them has a non-empty range and the CTAs between a tile's first and last are its peers.
+  // one of them has a non-empty range and the CTAs between a tile's first and last each hold one segment of it.
   TG_HOST_DEVICE int64_t sk_grid() const { return min64(grid, sk_iters()); }
   // First Stream-K iteration of `cta`; ranges differ in length by at most one.
   TG_HOST_DEVICE int64_t sk_begin(int64_t cta) const {
@@ -70,54 +82,61 @@ struct StreamKPlan {
   }
   TG_HOST_DEVICE int64_t dp_units() const { return (tiles() - sk_tiles) * splits; }
   TG_HOST_DEVICE int64_t workspace_slots() const {
-    return sk_tiles > 0 ? sk_grid() : tiles() * (splits - 1);
+    if (sk_tiles > 0) return 2 * sk_grid();
+    return splits > 1 ? (tiles() - sk_tiles) * splits : 0;
   }
 
   TG_HOST_DEVICE StreamKCursor begin(int64_t cta) const {
-    return StreamKCursor{sk_begin(cta), sk_begin(cta + 1), 0};
+    const int64_t start = sk_begin(cta), end = sk_begin(cta + 1);
+    const int64_t boundary = start >= end ? end : min64(end, ceil_div(start, iters_per_tile) * iters_per_tile);
+    return StreamKCursor{boundary, end, start, boundary, 0};
   }
 
   // The next unit of work of `cta`, in the order the CTA runs them: its Stream-K segments first
-  // (so the data-parallel tiles that follow hide the wait for partials), then its whole tiles
-  // (or split-K slices). Returns false when the CTA is done.
+  // (rotated, see above), then its whole tiles (or split-K slices). Returns false when done.
   TG_HOST_DEVICE bool next(int64_t cta, StreamKCursor& c, StreamKWorkUnit& u) const {
+    if (c.sk_next >= c.sk_end && c.lead_begin < c.lead_end) {  // the wrap: the leading piece
+      c.sk_next = c.lead_begin, c.sk_end = c.lead_end;
+      c.lead_begin = c.lead_end;
+    }
     if (c.sk_next < c.sk_end) {
       const int64_t tile = c.sk_next / iters_per_tile;
       const int64_t tile_first = tile * iters_per_tile;
       const int64_t seg_end = min64(c.sk_end, tile_first + iters_per_tile);
+      const bool whole = c.sk_next == tile_first && seg_end == tile_first + iters_per_tile;
       u = StreamKWorkUnit{tile, c.sk_next - tile_first, seg_end - tile_first,
-                          c.sk_next == tile_first, cta};
+                          whole ? -1 : 2 * cta + (c.sk_next == sk_begin(cta) ? 0 : 1)};
       c.sk_next = seg_end;
       return true;
     }
     const int64_t unit = cta + c.dp_round * grid;
     if (unit >= dp_units()) return false;
     ++c.dp_round;
-    // Split-K units are dealt slice by slice, the finishing slices (k = 0) last: every peer unit
-    // has a lower index than every finisher, so each CTA runs all its peer units (which never
-    // wait) before any finisher (which waits only on peers). Dealt tile by tile instead, a grid
-    // smaller than `splits` would hand one CTA a tile's finisher and then its peer: a deadlock.
+    // Split-K units are dealt slice by slice: a wave of CTAs works on one K slice of many tiles.
     const int64_t dp_tiles = tiles() - sk_tiles;
     const int64_t tile = sk_tiles + unit % dp_tiles;
     const int64_t split = splits - 1 - unit / dp_tiles;
-    u = StreamKWorkUnit{tile, split * iters_per_tile / splits,
-                        (split + 1) * iters_per_tile / splits, split == 0,
-                        (tile - sk_tiles) * (splits - 1) + split - 1};
+    u = StreamKWorkUnit{tile, split * iters_per_tile / splits, (split + 1) * iters_per_tile / splits,
+                        splits > 1 ? (tile - sk_tiles) * splits + split : -1};
     return true;
   }
 
-  // How many CTAs besides the finisher contribute to `tile`.
-  TG_HOST_DEVICE int64_t peers(int64_t tile) const {
+  // How many segments (units of different CTAs) make up `tile`: 1 when one unit covers it.
+  TG_HOST_DEVICE int64_t segments(int64_t tile) const {
     if (tile < sk_tiles) {
       const int64_t first = tile * iters_per_tile;
-      return cta_of_sk_iter(first + iters_per_tile - 1) - cta_of_sk_iter(first);
+      return cta_of_sk_iter(first + iters_per_tile - 1) - cta_of_sk_iter(first) + 1;
     }
-    return splits - 1;
+    return splits;
   }
-  // Workspace slot of the p-th peer of `tile` (0 ≤ p < peers(tile)), in increasing K order.
-  TG_HOST_DEVICE int64_t peer_slot(int64_t tile, int64_t p) const {
-    if (tile < sk_tiles) return cta_of_sk_iter(tile * iters_per_tile) + 1 + p;
-    return (tile - sk_tiles) * (splits - 1) + p;
+  // Workspace slot of the j-th segment of `tile` in K order (0 ≤ j < segments(tile) > 1).
+  TG_HOST_DEVICE int64_t segment_slot(int64_t tile, int64_t j) const {
+    if (tile < sk_tiles) {
+      const int64_t first = tile * iters_per_tile, cta = cta_of_sk_iter(first) + j;
+      // Segments after the first start their CTA's range; the first does when the tile does.
+      return 2 * cta + (j > 0 || sk_begin(cta) == first ? 0 : 1);
+    }
+    return (tile - sk_tiles) * splits + j;
   }
 };
 
