@@ -1,5 +1,6 @@
 """The Hopper Stream-K kernel behind streamk_mm: every decomposition against a float32 reference on
-shapes where tiles < CTAs, tiles >> CTAs, K of one iteration, M, N, K off the 128x256x64 tile;
+shapes where tiles < CTAs, tiles >> CTAs, K of one iteration, M, N, K off the 128x256x64 tile (and
+the 128x128 one for N <= 128);
 bitwise-repeatable results; grids smaller than the split count; CUDA-graph replay with the cached
 tile counters; the paths the kernel hands to cuBLAS."""
 import pytest
@@ -18,6 +19,8 @@ SHAPES = [
     (130, 250, 1000),    # M, N, K all off the tile
     (1920, 2816, 576),   # 165 tiles: one full wave and a ragged one
     (8, 8, 8),           # a single partial tile
+    (256, 128, 20000),   # N <= 128: the 128x128 kernel, two tiles over long K
+    (520, 72, 3000),     # the 128x128 kernel, N off the tile
 ]
 
 

@@ -27,7 +27,6 @@ namespace {
 
 using kernels::kStreamKConsumers;
 using kernels::kStreamKTileM;
-using kernels::kStreamKTileN;
 
 // The model fitted for this GPU (benchmarks/calibrate_streamk.py), else the defaults.
 sched::StreamKModel model_for(int device) {
@@ -87,8 +86,11 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   kernels::GroupedGemmArgs p{};
   std::vector<at::Tensor> keep;
   const bool k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
+  // 128 x 256 tiles, the most efficient, unless the output is at most 128 wide: half of every
+  // 256-wide tile would be padding.
+  const int tile_n = n <= 128 ? 128 : 256;
   if (!map_a(a.unsqueeze(0), kStreamKTileM, a.scalar_type(), p.a_map, keep) ||
-      !map_b(b.unsqueeze(0), k_major, kStreamKTileN, a.scalar_type(), p.b_map, keep)) {
+      !map_b(b.unsqueeze(0), k_major, tile_n, a.scalar_type(), p.b_map, keep)) {
     return matmul_accumulate(a, b, a.scalar_type());  // K or N not a multiple of 8 elements
   }
   // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
@@ -96,7 +98,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int64_t resident = multiprocessor_count(device);
   const int64_t g = grid > 0 ? std::min(grid, resident) : resident;
   p.streamk = sched::resolve_streamk_plan(cached_model(device), d, is_auto, splits, m, n, k, kStreamKTileM,
-                                          kStreamKTileN, kTileK, g);
+                                          tile_n, kTileK, g);
   p.form = kernels::GroupedForm::Batched;
   p.m = m, p.n = n, p.k = k;
   p.groups = 1;
@@ -109,11 +111,11 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int64_t slots = p.streamk.workspace_slots();
   at::Tensor workspace;
   if (slots > 0) {
-    workspace = at::empty({slots, int64_t{kStreamKTileM} * kStreamKTileN}, a.options().dtype(at::kFloat));
+    workspace = at::empty({slots, int64_t{kStreamKTileM} * tile_n}, a.options().dtype(at::kFloat));
     p.workspace = workspace.data_ptr<float>();
     p.counters = tile_counters(a.device(), stream, p.streamk.tiles() * kStreamKConsumers, keep);
   }
-  kernels::streamk_kernel(input_kind(a.scalar_type()), k_major)(p, static_cast<int>(p.streamk.grid), stream);
+  kernels::streamk_kernel(input_kind(a.scalar_type()), k_major, tile_n)(p, static_cast<int>(p.streamk.grid), stream);
   return out;
 }
 

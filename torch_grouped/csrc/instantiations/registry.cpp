@@ -20,6 +20,10 @@ TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
+TG_DECLARE(streamk_bf16_128x128_bkmajor)
+TG_DECLARE(streamk_bf16_128x128_bnmajor)
+TG_DECLARE(streamk_f16_128x128_bkmajor)
+TG_DECLARE(streamk_f16_128x128_bnmajor)
 TG_DECLARE(streamk_bf16_128x256_bkmajor)
 TG_DECLARE(streamk_bf16_128x256_bnmajor)
 TG_DECLARE(streamk_f16_128x256_bkmajor)
@@ -59,8 +63,14 @@ GroupedGemmLauncher rank2k_kernel(InputKind input) {
   return input == InputKind::BFloat16 ? rank2k_bf16_128x128 : rank2k_f16_128x128;
 }
 
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major) {
-  if (input == InputKind::BFloat16) return b_k_major ? streamk_bf16_128x256_bkmajor : streamk_bf16_128x256_bnmajor;
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n) {
+  const bool bf16 = input == InputKind::BFloat16;
+  if (tile_n == 128) {
+    if (bf16) return b_k_major ? streamk_bf16_128x128_bkmajor : streamk_bf16_128x128_bnmajor;
+    return b_k_major ? streamk_f16_128x128_bkmajor : streamk_f16_128x128_bnmajor;
+  }
+  TORCH_INTERNAL_ASSERT(tile_n == 256, "Stream-K: no kernel with 128x", tile_n, " tiles");
+  if (bf16) return b_k_major ? streamk_bf16_128x256_bkmajor : streamk_bf16_128x256_bnmajor;
   return b_k_major ? streamk_f16_128x256_bkmajor : streamk_f16_128x256_bnmajor;
 }
 

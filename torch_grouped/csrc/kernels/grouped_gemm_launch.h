@@ -25,8 +25,9 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major.
 GroupedGemmLauncher rank2k_kernel(InputKind input);
 
-// The Stream-K kernel (streamk_mm): 128x256 tiles, B K-major or N-major, one CTA per SM.
-constexpr int kStreamKTileM = 128, kStreamKTileN = 256, kStreamKConsumers = 2;
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major);
+// The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
+// or N-major, one CTA per SM, two consumer warpgroups.
+constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n);
 
 }  // namespace torch_grouped::kernels

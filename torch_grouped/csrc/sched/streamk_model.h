@@ -39,8 +39,8 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan)
          model.d * static_cast<double>(peers > 0 ? peers - 1 : 0);
 }
 
-// `auto`: the decomposition (and for split-K the split count) that minimises the model on a grid
-// of `sms` CTAs.
+// `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter
+// of the grid) that minimises the model on at most `sms` CTAs.
 inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int64_t n, int64_t k,
                                        int64_t tile_m, int64_t tile_n, int64_t tile_k, int64_t sms) {
   StreamKPlan best = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
@@ -50,6 +50,12 @@ inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int
                                       Decomposition::TwoTileSkDp};
   for (Decomposition d : candidates) {
     const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, 1, sms);
+    const double t = predicted_time(model, p);
+    if (t < best_time) best = p, best_time = t;
+  }
+  // Stream-K on part of the grid: fewer segments per tile to reduce when tiles are few and long.
+  for (int64_t g = sms / 2; g >= 8 && g >= sms / 4; g /= 2) {
+    const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, Decomposition::StreamK, 1, g);
     const double t = predicted_time(model, p);
     if (t < best_time) best = p, best_time = t;
   }
