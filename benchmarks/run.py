@@ -93,6 +93,9 @@ def main(argv=None):
             if device == "cuda":
                 torch.cuda.empty_cache()  # the next case's inputs may be large
     print_table(results, limits)
+    for op in args.ops.split(","):  # per-op summaries (e.g. the Stream-K corpus)
+        if hasattr(SCRIPTS[op], "summarize"):
+            SCRIPTS[op].summarize([r for r in results if r["op"] == op], args.out)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"device": name, "torch": torch.__version__, "ceilings": limits, "results": results}, f, indent=1)
     plot(results, args.out)
