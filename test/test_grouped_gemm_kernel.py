@@ -115,8 +115,9 @@ def test_routed_offsets_in_a_cuda_graph():
         check(out, reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
 
 
-def test_misaligned_operands_take_the_slow_path():
-    """K = 12 breaks TMA's 16-byte stride rule; an offset view breaks its base alignment."""
+def test_misaligned_operands_are_copied():
+    """K = 12 breaks TMA's 16-byte stride rule and an offset view its base alignment: the kernel
+    reads a pitched copy (rows padded to 16 bytes)."""
     offs = torch.tensor([3, 9], dtype=torch.int32, device="cuda")
     a = torch.randn(10, 12, device="cuda", dtype=torch.float16)
     b = torch.randn(2, 12, 16, device="cuda", dtype=torch.float16)
@@ -127,6 +128,23 @@ def test_misaligned_operands_take_the_slow_path():
     check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.float16)
     at = torch.randn(64, 10, device="cuda", dtype=torch.float16).t()  # M-major a: copied
     check(tg.grouped_mm(at, b, offs), reference.grouped_mm(at, b, offs.cpu()), torch.float16)
+
+
+@pytest.mark.parametrize("k, n", [(12, 16), (100, 37), (1000, 131), (7, 5), (517, 300)])
+def test_unaligned_k_and_n(k, n):
+    """Odd K and N, both B layouts, the list API too: pitched copies of the operands, an output
+    whose rows are not 16-byte aligned (element-wise stores at the edges)."""
+    offs = torch.tensor([50, 50, 170, 300], dtype=torch.int32, device="cuda")
+    a = torch.randn(300, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(4, k, n, device="cuda", dtype=torch.bfloat16)
+    torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
+    check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+    bt = b.transpose(1, 2).contiguous().transpose(1, 2)  # K-major
+    check(tg.grouped_mm(a, bt, offs), reference.grouped_mm(a, bt, offs.cpu()), torch.bfloat16)
+    la = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for m in (1, 130, 64)]
+    lb = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for _ in la]
+    for o, r in zip(tg.gemm(la, lb), reference.gemm(la, lb)):
+        check(o, r, torch.bfloat16)
 
 
 def list_problem(seed, dtype, groups):

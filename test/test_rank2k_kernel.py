@@ -45,7 +45,7 @@ def test_gemm_scheduler_switch_gives_the_same_matrix(monkeypatch):
         assert torch.equal(f.tril(), t.tril())  # the same tiles, the same sums
 
 
-def test_unaligned_k_takes_the_composite():
+def test_unaligned_k_reads_pitched_copies():
     a = [torch.randn(40, 12, device="cuda", dtype=torch.float16)]
     b = [torch.randn(40, 12, device="cuda", dtype=torch.float16)]
     out = tg.syr2k(a, b)

@@ -110,9 +110,11 @@ def test_concurrent_streams_keep_their_own_counters():
             check(out, a, b)
 
 
-@pytest.mark.parametrize("m, n, k", [(0, 64, 64), (64, 0, 64), (64, 64, 0), (200, 300, 12), (200, 300, 8)])
+@pytest.mark.parametrize("m, n, k", [(0, 64, 64), (64, 0, 64), (64, 64, 0), (200, 300, 12), (200, 300, 8),
+                                     (710, 3686, 3282), (333, 77, 5003)])
 def test_empty_and_unaligned(m, n, k):
-    """K = 0 gives zeros; K = 12 (rows not a multiple of 16 bytes) takes cuBLAS; K = 8 the kernel."""
+    """K = 0 gives zeros; K or N not a multiple of 8 (rows not a multiple of 16 bytes): the
+    kernel reads pitched copies and writes the odd-width output element-wise at the edges."""
     a, b = operands(m, n, k)
     out = tg.streamk_mm(a, b, decomposition="stream_k")
     assert out.shape == (m, n)

@@ -58,7 +58,7 @@ std::optional<TmaOperand> list_operand(const at::Tensor& t, bool transposed, std
   const int64_t sizes[3] = {1, t.size(d), t.size(1 - d)};
   const int64_t strides[3] = {t.numel(), t.stride(d), t.stride(1 - d)};
   if (auto op = tma_operand(t.data_ptr(), t.scalar_type(), sizes, strides)) return op;
-  keep.push_back(transposed ? t.t().contiguous() : t.contiguous());
+  keep.push_back(pitched_copy(transposed ? t.t() : t));
   return tma_operand(keep.back().unsqueeze(0));
 }
 

@@ -7,14 +7,23 @@
 namespace torch_grouped {
 namespace {
 
-// `t` ([batch, outer, inner]) as TMA addresses it, or a contiguous copy of it kept in `keep`.
+// `t` ([batch, outer, inner]) as TMA addresses it, or a pitched copy of it kept in `keep`.
 std::optional<TmaOperand> operand_or_copy(const at::Tensor& t, std::vector<at::Tensor>& keep) {
   if (auto op = tma_operand(t)) return op;
-  keep.push_back(t.contiguous());
+  keep.push_back(pitched_copy(t));
   return tma_operand(keep.back());
 }
 
 }  // namespace
+
+at::Tensor pitched_copy(const at::Tensor& t) {
+  std::vector<int64_t> sizes = t.sizes().vec();
+  const int64_t cols = sizes.back();
+  sizes.back() = (cols + 7) / 8 * 8;
+  at::Tensor out = at::empty(sizes, t.options()).narrow(-1, 0, cols);
+  out.copy_(t);
+  return out;
+}
 
 bool map_a(const at::Tensor& a3, int tile_m, at::ScalarType dtype, CUtensorMap& map, std::vector<at::Tensor>& keep) {
   const auto op = operand_or_copy(a3, keep);
