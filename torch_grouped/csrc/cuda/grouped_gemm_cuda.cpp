@@ -128,7 +128,10 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int sms = multiprocessor_count(a.get_device());
   const Tile tile = choose_tile(sms, [&](Tile t) { return tiles(t, false); });
   const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * (tile.m == 64 ? 2 : 1), tiles(tile, true)));
-  const bool k_major = b_is_k_major(b3.size(1), b3.size(2), b3.stride(1), b3.stride(2));
+  // Columns grouped by offsets (3-D x 2-D) start anywhere, and TMA faults (illegal instruction)
+  // on a swizzled box whose innermost start coordinate is not 16-byte aligned: there B is read
+  // K-major, where the group's first column is an outer coordinate (an N-major B is copied).
+  const bool k_major = s.form == GroupedMmForm::A3dB2d || b_is_k_major(b3.size(1), b3.size(2), b3.stride(1), b3.stride(2));
   std::vector<at::Tensor> keep;
   if (!map_a(a3, tile.m, a.scalar_type(), p.a_map, keep) || !map_b(b3, k_major, tile.n, a.scalar_type(), p.b_map, keep)) {
     return grouped_mm_portable(a, b, offs, out_dtype);  // only empty operands have no map
