@@ -77,6 +77,7 @@ def test_box_plans_keep_their_invariants(shape, data, element_size):
     if pad:  # the load phase scatters `every` positions apart: padded, consecutive lanes change bank
         assert every == slots[0][2] and smem == elems + elems // every * pad
         words = (every + pad) * element_size // 4
-        assert element_size > 4 or words % 2 == 1
+        # (a stride below one 4-byte word packs several lanes per word anyway: nothing to check)
+        assert element_size > 4 or every * element_size < 4 or words % 2 == 1
     else:
         assert slots[0][0] == len(sizes) - 1 and smem == elems
