@@ -1,0 +1,204 @@
+"""Every decomposition of streamk_mm on a set of shapes, next to torch.mm and `auto`: the table
+the Stream-K model is judged and fitted by (calibrate_streamk.py reads its JSON).
+
+    python benchmarks/streamk_sweep.py [--device cuda|cpu] [--shapes 1024x1024x16384,...] [--out FILE.json]
+
+Per shape and configuration: the median time (µs, common.time_ms) and the plan's model features
+(from the private op _schedule_streamk, the plan the op runs). Each configuration's result is
+checked against torch.mm once; a wrong or failing one is marked and left out of "best". On a CPU
+it runs tiny shapes in seconds, to check the script itself.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+import torch_grouped as tg  # noqa: E402
+from common import make_device, on_gpu, rel_error, time_ms  # noqa: E402
+
+# Anchors of ANCHORS.md plus a few between them: small/large K, few/many tiles, strong scaling.
+GPU_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
+              (256, 256, 131072), (512, 1024, 32768), (1024, 1024, 16384), (4096, 4096, 4096),
+              (16384, 16384, 256), (6144, 6144, 1024), (1408, 1408, 8192), (768, 3072, 12288)]
+CPU_SHAPES = [(128, 128, 512), (200, 96, 1000), (256, 320, 64)]
+CPU_GRID = 8  # kCpuGrid of csrc/cpu/register_cpu.cpp: the CPU op's default grid
+CPU_TOL, GPU_TOL = 1e-4, 2e-2  # fp32 on the CPU, bf16 with fp32 accumulation on the GPU
+
+
+def configs(sms):
+    """(label, decomposition, splits, grid): exactly the candidates `auto` weighs
+    (choose_streamk_plan in csrc/sched/streamk_model.h), so the fit sees every choice it makes."""
+    out = [("dp", "data_parallel", 0, sms)]
+    out += [(f"split{s}", "split_k", s, sms) for s in (2, 4, 8, 16)]
+    grids = [sms]
+    g = sms // 2
+    while g >= 8 and g >= sms // 4:
+        grids.append(g)
+        g //= 2
+    out += [(f"sk{g}", "stream_k", 0, g) for g in grids]
+    out += [("dp1tsk", "dp_one_tile_sk", 0, sms), ("2tskdp", "two_tile_sk_dp", 0, sms)]
+    return out
+
+
+def tile(device, n):
+    """The tile the op uses (csrc/cuda/streamk_cuda.cpp; csrc/cpu/streamk_mm.cpp)."""
+    if on_gpu(device):
+        return 128, (128 if n <= 128 else 256), 64
+    return 64, 64, 32
+
+
+def features(m, n, k, device, decomposition, splits, grid):
+    """[1, peers > 1, iters_per_cta, peers - 1] of the plan the op runs (predicted_time's terms),
+    read from the plan's dump rather than re-derived, so the fit cannot drift from the C++."""
+    tm, tn, tk = tile(device, n)
+    rows = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, decomposition, max(splits, 1), grid).tolist()
+    work, peers = {}, 1
+    for cta, _, k0, k1, _, _, more_segments, *_ in rows:
+        work[cta] = work.get(cta, 0) + (k1 - k0)
+        peers = max(peers, more_segments + 1)
+    return [1.0, 1.0 if peers > 1 else 0.0, float(max(work.values(), default=0)), float(peers - 1)]
+
+
+def device_sms(device):
+    return torch.cuda.get_device_properties(device).multi_processor_count if on_gpu(device) else CPU_GRID
+
+
+def _measure(fn, ref, device, tol):
+    """(µs, relative error, error text): NaN time for a result that fails or is wrong, so that a
+    broken configuration can never be the "best"."""
+    try:
+        err = rel_error(fn(), ref)
+        if not err <= tol:
+            return math.nan, err, f"wrong (rel. error {err:.2g})"
+        return 1e3 * time_ms(fn, device), err, ""
+    except Exception as e:  # noqa: BLE001 - one bad configuration must not end the sweep
+        return math.nan, math.nan, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+
+
+def sweep(shapes, device):
+    """One record per (shape, configuration), plus "torch.mm" and "auto" per shape (no features)."""
+    gpu = on_gpu(device)
+    sms, dtype, tol = device_sms(device), (torch.bfloat16 if gpu else torch.float32), (GPU_TOL if gpu else CPU_TOL)
+    records = []
+    for m, n, k in shapes:
+        a = torch.randn(m, k, device=device, dtype=dtype)
+        b = torch.randn(k, n, device=device, dtype=dtype)
+        ref = torch.mm(a, b)
+        runs = [("mm", None, 0, 0, lambda: torch.mm(a, b)),
+                ("auto", "auto", 0, 0, lambda: tg.streamk_mm(a, b))]
+        for label, d, s, g in configs(sms):
+            runs.append((label, d, s, g, lambda d=d, s=s, g=g: tg.streamk_mm(a, b, decomposition=d, splits=s, grid=g)))
+        for label, d, s, g, fn in runs:
+            us, err, problem = _measure(fn, ref, device, tol)
+            feats = features(m, n, k, device, d, s, g) if d not in (None, "auto") else None
+            records.append({"shape": [m, n, k], "label": label, "decomposition": d, "splits": s, "grid": g,
+                            "us": us, "rel_error": err, "problem": problem, "features": feats})
+        del a, b, ref, runs
+        if gpu:
+            torch.cuda.empty_cache()  # split_k 16 on a large output holds a large workspace
+    return records
+
+
+def by_shape(records):
+    shapes = {}
+    for r in records:
+        shapes.setdefault(tuple(r["shape"]), []).append(r)
+    return shapes
+
+
+def candidates(rows):
+    """The explicit configurations that ran correctly (not torch.mm, not auto)."""
+    return [r for r in rows if r["features"] is not None and not math.isnan(r["us"])]
+
+
+def print_table(records):
+    labels = list(dict.fromkeys(r["label"] for r in records))
+    width = max(8, max(len(lb) for lb in labels) + 1)
+    print("µs per call (median); '!' = failed or wrong (listed below). mm = torch.mm; dp = data_parallel;\n"
+          "splitS = split_k with S slices; skG = stream_k on G CTAs; dp1tsk = dp_one_tile_sk; 2tskdp =\n"
+          "two_tile_sk_dp (all others on every SM). mm/best = torch.mm time / best config's time (> 1: our\n"
+          "best beats torch.mm); auto/best = auto's time / best config's time (1.00: auto picked the best)")
+    header = f"{'shape':<18}" + "".join(f"{lb:>{width}}" for lb in labels) + f"  {'best':<10}{'mm/best':>8}{'auto/best':>10}"
+    print(header)
+    print("-" * len(header))
+    problems, mm_ratios, auto_ratios = [], [], []
+    for shape, rows in by_shape(records).items():
+        cells = {r["label"]: r for r in rows}
+        text = "x".join(map(str, shape))
+        line = f"{text:<18}"
+        for lb in labels:
+            r = cells.get(lb)
+            line += f"{'!':>{width}}" if r is None or math.isnan(r["us"]) else f"{r['us']:>{width}.1f}"
+            if r is not None and r["problem"]:
+                problems.append(f"{text} {lb}: {r['problem']}")
+        good = candidates(rows)
+        if good:
+            best = min(good, key=lambda r: r["us"])
+            mm, auto = cells["mm"]["us"], cells["auto"]["us"]
+            mm_ratios.append(mm / best["us"])
+            auto_ratios.append(auto / best["us"])
+            line += f"  {best['label']:<10}{mm_ratios[-1]:>8.2f}{auto_ratios[-1]:>10.2f}"
+        print(line)
+    for p in problems:
+        print("  ! " + p)
+    ok = [x for x in mm_ratios if not math.isnan(x)]
+    oka = [x for x in auto_ratios if not math.isnan(x)]
+    if ok and oka:
+        print(f"geomean mm/best {geomean(ok):.2f}x, geomean auto/best {geomean(oka):.2f}x "
+              f"(worst {max(oka):.2f}x) over {len(ok)} shapes")
+
+
+def geomean(xs):
+    xs = list(xs)
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else math.nan
+
+
+def parse_shapes(text):
+    return [tuple(int(v) for v in s.split("x")) for s in text.split(",") if s]
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def run(device, shapes=None, out=None):
+    """Sweeps, prints the table and the time it took, saves the JSON when asked; returns the data."""
+    gpu = on_gpu(device)
+    shapes = shapes or (GPU_SHAPES if gpu else CPU_SHAPES)
+    name = torch.cuda.get_device_name() if gpu else "CPU"
+    start = time.perf_counter()
+    records = sweep(shapes, device)
+    took = time.perf_counter() - start
+    data = {"device": name, "device_kind": "cuda" if gpu else "cpu", "sms": device_sms(device),
+            "torch": torch.__version__, "seconds": took, "records": records}
+    print(f"streamk_mm sweep on {name}: {len(shapes)} shapes x {len(configs(data['sms'])) + 2} configurations")
+    print_table(records)
+    print(f"sweep took {took:.0f} s")
+    if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w") as f:
+            json.dump(data, f, indent=1)
+        print(f"sweep saved to {out}")
+    return data
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda when available)")
+    parser.add_argument("--shapes", default="", help="MxNxK,... instead of the built-in list")
+    parser.add_argument("--out", default=None, help="save the measurements as JSON (for calibrate_streamk.py)")
+    args = parser.parse_args(argv)
+    torch.manual_seed(0)
+    run(make_device(args.device), parse_shapes(args.shapes), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
