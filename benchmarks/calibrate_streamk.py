@@ -1,85 +1,119 @@
 """Fits the Stream-K model's constants for this GPU (csrc/sched/streamk_model.h):
 
-    time = a + b·[peers > 1] + c·iters_per_cta + d·(peers − 1)
+    time = a + b·[peers > 1] + c·iters_per_cta + d·(peers − 1)      (µs)
 
-from measured times of explicit decompositions and grids on a set of shapes, and shows, per
-shape, what `auto` would choose with the fitted constants against the best measured choice.
+to the measured times of every explicit configuration of streamk_sweep.py, and shows, per shape,
+what `auto` would choose with the fitted constants against the best measured configuration.
 
-    python benchmarks/calibrate_streamk.py [--write-header]
+    python benchmarks/calibrate_streamk.py [--sweep FILE.json] [--write-header [--header PATH]]
 
---write-header rewrites torch_grouped/csrc/sched/streamk_calibration.h (rebuild to use it). On a
-CPU it runs a few tiny shapes, to check the script itself.
+--sweep reads a saved sweep (streamk_sweep.py --out) instead of measuring again. --write-header
+rewrites this GPU's entry of torch_grouped/csrc/sched/streamk_calibration.h, keeping the other
+GPUs' entries (rebuild to use it). On a CPU it fits tiny shapes, to check the script itself; it
+then writes a header only to an explicit --header path.
 """
 import argparse
 import datetime
+import itertools
 import math
 import os
+import re
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
-import torch_grouped as tg  # noqa: E402
-from common import make_device, time_ms  # noqa: E402
+import streamk_sweep  # noqa: E402
+from common import make_device  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join(ROOT, "torch_grouped/csrc/sched/streamk_calibration.h")
-GPU_SHAPES = [(1664, 1664, 4096), (2176, 2176, 4096), (4096, 4096, 4096), (1024, 1024, 16384),
-              (512, 1024, 32768), (256, 512, 65536), (384, 384, 128), (3456, 3456, 3456),
-              (8192, 1024, 8192), (6144, 6144, 1024), (768, 3072, 12288), (2304, 2304, 2048),
-              (128, 256, 65536), (1408, 1408, 8192)]
-CPU_SHAPES = [(128, 128, 512), (200, 96, 1000)]
-CONFIGS = [("data_parallel", 0, 1), ("stream_k", 0, 1), ("stream_k", 0, 2), ("stream_k", 0, 4),
-           ("dp_one_tile_sk", 0, 1), ("two_tile_sk_dp", 0, 1), ("split_k", 2, 1), ("split_k", 4, 1),
-           ("split_k", 8, 1), ("split_k", 16, 1)]  # (decomposition, splits, grid divisor)
+TERMS = ("a", "b", "c", "d")
 
 
-def tile(device, n):
-    """The tile the op uses (csrc/cuda/streamk_cuda.cpp; csrc/cpu/streamk_mm.cpp)."""
-    if device == "cuda":
-        return 128, (128 if n <= 128 else 256), 64
-    return 64, 64, 32
-
-
-def features(m, n, k, device, decomposition, splits, grid):
-    """[1, peers > 1, iters_per_cta, peers - 1] of the plan the op runs, from its dump."""
-    tm, tn, tk = tile(device, n)
-    rows = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, decomposition, max(splits, 1), grid).tolist()
-    work = {}
-    peers = 1
-    for cta, _, k0, k1, _, _, more_segments, *_ in rows:
-        work[cta] = work.get(cta, 0) + (k1 - k0)
-        peers = max(peers, more_segments + 1)
-    return [1.0, 1.0 if peers > 1 else 0.0, float(max(work.values(), default=0)), float(peers - 1)]
-
-
-def nnls(rows, times):
-    """Least squares with non-negative coefficients (active set: drop the most negative, refit)."""
-    x_full = torch.tensor(rows, dtype=torch.float64)
-    y = torch.tensor(times, dtype=torch.float64)
-    active = list(range(x_full.shape[1]))
-    while True:
-        coef = torch.linalg.lstsq(x_full[:, active], y.unsqueeze(1)).solution.squeeze(1)
-        if (coef >= 0).all() or len(active) == 1:
-            out = [0.0] * x_full.shape[1]
-            for i, c in zip(active, coef.clamp(min=0).tolist()):
-                out[i] = c
-            return out
-        active.pop(int(coef.argmin()))
+def nnls(rows, targets):
+    """Least squares with non-negative coefficients. With four unknowns every subset of free
+    coefficients can be tried (16 small solves): exact, and no scipy needed."""
+    x = torch.tensor(rows, dtype=torch.float64)
+    y = torch.tensor(targets, dtype=torch.float64).unsqueeze(1)
+    best, best_residual = [0.0] * x.shape[1], float(y.square().sum())
+    for size in range(1, x.shape[1] + 1):
+        for free in itertools.combinations(range(x.shape[1]), size):
+            coef = torch.linalg.lstsq(x[:, list(free)], y, driver="gelsd").solution.squeeze(1)
+            if (coef < 0).any():
+                continue
+            residual = float((x[:, list(free)] @ coef.unsqueeze(1) - y).square().sum())
+            if residual < best_residual:
+                best, best_residual = [0.0] * x.shape[1], residual
+                for i, c in zip(free, coef.tolist()):
+                    best[i] = c
+    return best
 
 
 def predict(coef, f):
     return sum(c * x for c, x in zip(coef, f))
 
 
-def write_header(coef, name):
-    a, b, c, d = coef
-    stamp = datetime.date.today().isoformat()
+def fit(points, weighting):
+    """'absolute': minimise squared µs (large shapes dominate); 'relative': each point divided
+    by its measured time, so a 10 µs shape counts as much as a 1 ms one."""
+    scale = [1.0 / p["us"] if weighting == "relative" else 1.0 for p in points]
+    return nnls([[v * s for v in p["features"]] for p, s in zip(points, scale)],
+                [p["us"] * s for p, s in zip(points, scale)])
+
+
+def picks(coef, shapes):
+    """Per shape: (best measured, the model's pick, auto as measured) records."""
+    out = []
+    for shape, rows in shapes.items():
+        good = streamk_sweep.candidates(rows)
+        if good:
+            auto = next((r for r in rows if r["label"] == "auto"), None)
+            out.append((shape, min(good, key=lambda r: r["us"]), min(good, key=lambda r: predict(coef, r["features"])), auto))
+    return out
+
+
+def pick_loss(coef, shapes):
+    """Geomean of (time of the model's pick / best time): what a calibration is for."""
+    return streamk_sweep.geomean(chosen["us"] / best["us"] for _, best, chosen, _ in picks(coef, shapes))
+
+
+def print_points(coef, points):
+    print(f"\n{'shape':<18}{'config':<9}{'peers':>6}{'iters':>7}{'measured':>10}{'model':>9}{'rel.err':>9}")
+    errors = []
+    for p in points:
+        model = predict(coef, p["features"])
+        errors.append(abs(model - p["us"]) / p["us"])
+        print(f"{'x'.join(map(str, p['shape'])):<18}{p['label']:<9}{int(p['features'][3]) + 1:>6}"
+              f"{int(p['features'][2]):>7}{p['us']:>10.1f}{model:>9.1f}{errors[-1]:>9.2f}")
+    errors.sort()
+    print(f"relative error over {len(errors)} points: median {errors[len(errors) // 2]:.2f}, "
+          f"90th percentile {errors[int(0.9 * (len(errors) - 1))]:.2f}, max {errors[-1]:.2f}")
+
+
+def print_picks(coef, shapes):
+    print(f"\n{'shape':<18}{'best':<9}{'µs':>8}  {'model':<9}{'µs':>8}{'pick/best':>10}  "
+          f"{'auto now':>9}{'auto/best':>10}")
+    for shape, best, chosen, auto in picks(coef, shapes):
+        auto_us = auto["us"] if auto else math.nan
+        print(f"{'x'.join(map(str, shape)):<18}{best['label']:<9}{best['us']:>8.1f}  {chosen['label']:<9}"
+              f"{chosen['us']:>8.1f}{chosen['us'] / best['us']:>10.2f}  {auto_us:>9.1f}{auto_us / best['us']:>10.2f}")
+    print("pick/best: the fitted model's choice; auto now: the op as built (the header it was compiled with)")
+
+
+def write_header(coef, name, path, command):
+    """This GPU's entry replaced (or added), the other GPUs' entries kept."""
+    entry = re.compile(r'\{"([^"]*)",\s*StreamKModel\{([^}]*)\}\}')
+    entries = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            entries = {m.group(1): m.group(2) for m in entry.finditer(f.read())}
+    entries[name] = ", ".join(f"{c:.4g}" for c in coef)
+    lines = "\n".join(f'    {{"{n}", StreamKModel{{{v}}}}},' for n, v in entries.items())
     text = f'''// Fitted constants of the Stream-K model per GPU model (microseconds; c per MAC iteration of
-// one CTA). GENERATED by `python benchmarks/calibrate_streamk.py --write-header` on {name},
-// {stamp}; rebuild to use it. GPUs not listed use StreamKModel's defaults.
+// one CTA). GENERATED by `{command}`
+// on {name}, {datetime.date.today().isoformat()}; rebuild to use it. GPUs not listed use StreamKModel's defaults.
 #pragma once
 #include "streamk_model.h"
 
@@ -91,50 +125,51 @@ struct StreamKCalibration {{
 }};
 
 inline constexpr StreamKCalibration kStreamKCalibrations[] = {{
-    {{"{name}", StreamKModel{{{a:.4g}, {b:.4g}, {c:.4g}, {d:.4g}}}}},
+{lines}
 }};
 
 }}  // namespace torch_grouped::sched
 '''
-    with open(HEADER, "w") as f:
+    with open(path, "w") as f:
         f.write(text)
-    print(f"wrote {HEADER}")
+    print(f"wrote {path}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default=None)
+    parser.add_argument("--device", default=None, help="cuda or cpu, when measuring (default: cuda when available)")
+    parser.add_argument("--sweep", default=None, help="a saved sweep (streamk_sweep.py --out) instead of measuring")
     parser.add_argument("--write-header", action="store_true")
+    parser.add_argument("--header", default=None, help=f"where to write (default {os.path.relpath(HEADER, ROOT)})")
     args = parser.parse_args(argv)
-    device = make_device(args.device)
-    gpu = device == "cuda"
-    sms = torch.cuda.get_device_properties(0).multi_processor_count if gpu else 8
-    dtype = torch.bfloat16 if gpu else torch.float32
-    start = time.perf_counter()
-    samples = []  # (shape, config, features, µs)
-    for m, n, k in (GPU_SHAPES if gpu else CPU_SHAPES):
-        a = torch.randn(m, k, device=device, dtype=dtype)
-        b = torch.randn(k, n, device=device, dtype=dtype)
-        for decomposition, splits, divisor in CONFIGS:
-            grid = max(1, sms // divisor)
-            us = 1e3 * time_ms(lambda: tg.streamk_mm(a, b, decomposition=decomposition, splits=splits, grid=grid), device)
-            samples.append(((m, n, k), (decomposition, splits, grid), features(m, n, k, device, decomposition, splits, grid), us))
-    coef = nnls([s[2] for s in samples], [s[3] for s in samples])
-    print(f"fit over {len(samples)} points ({time.perf_counter() - start:.0f} s of measurement): "
-          f"a={coef[0]:.3f} b={coef[1]:.3f} c={coef[2]:.4f} d={coef[3]:.3f} (us)")
-    errors = [abs(predict(coef, f) - us) / us for _, _, f, us in samples]
-    print(f"relative error: median {sorted(errors)[len(errors) // 2]:.2f}, max {max(errors):.2f}")
-    print(f"\n{'shape':<18}{'best measured':<30}{'us':>8}  {'model picks':<30}{'us':>8}  ratio")
-    ratios = []
-    for shape in dict.fromkeys(s[0] for s in samples):
-        points = [s for s in samples if s[0] == shape]
-        best = min(points, key=lambda s: s[3])
-        chosen = min(points, key=lambda s: predict(coef, s[2]))
-        ratios.append(best[3] / chosen[3])
-        print(f"{'x'.join(map(str, shape)):<18}{str(best[1]):<30}{best[3]:>8.1f}  {str(chosen[1]):<30}{chosen[3]:>8.1f}  {ratios[-1]:.2f}")
-    print(f"model's choice vs the best measured: geomean {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
+    if args.sweep:
+        data = streamk_sweep.load(args.sweep)
+        print(f"sweep of {args.sweep}: {data['device']}, {len(data['records'])} records")
+    else:
+        torch.manual_seed(0)
+        data = streamk_sweep.run(make_device(args.device))
+    shapes = streamk_sweep.by_shape(data["records"])
+    points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
+    if len(points) < len(TERMS):
+        print(f"only {len(points)} usable measurements: nothing to fit")
+        return 1
+    # Two weightings; keep the one whose picks lose least against the best measured configuration.
+    fits = {w: fit(points, w) for w in ("absolute", "relative")}
+    for w, coef in fits.items():
+        print(f"{w:>8} fit: " + " ".join(f"{t}={c:.4g}" for t, c in zip(TERMS, coef))
+              + f" (µs); picks lose {pick_loss(coef, shapes):.3f}x geomean")
+    weighting = min(fits, key=lambda w: pick_loss(fits[w], shapes))
+    coef = fits[weighting]
+    print(f"kept the {weighting} fit")
+    print_points(coef, points)
+    print_picks(coef, shapes)
+    print(f"model's picks vs the best measured: {pick_loss(coef, shapes):.3f}x geomean (1.000: always the best)")
     if args.write_header:
-        write_header(coef, torch.cuda.get_device_name() if gpu else "CPU")
+        if data["device_kind"] != "cuda" and not args.header:
+            print("not writing the header from a CPU sweep (it would replace a GPU's entry); pass --header PATH")
+            return 1
+        command = "python benchmarks/calibrate_streamk.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        write_header(coef, data["device"], args.header or HEADER, command.strip())
     return 0
 
 

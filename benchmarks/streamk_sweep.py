@@ -32,18 +32,16 @@ CPU_TOL, GPU_TOL = 1e-4, 2e-2  # fp32 on the CPU, bf16 with fp32 accumulation on
 
 
 def configs(sms):
-    """(label, decomposition, splits, grid): exactly the candidates `auto` weighs
-    (choose_streamk_plan in csrc/sched/streamk_model.h), so the fit sees every choice it makes."""
-    out = [("dp", "data_parallel", 0, sms)]
-    out += [(f"split{s}", "split_k", s, sms) for s in (2, 4, 8, 16)]
-    grids = [sms]
-    g = sms // 2
+    """(label, decomposition, splits, grid): exactly the candidates `auto` weighs, in the order
+    choose_streamk_plan (csrc/sched/streamk_model.h) tries them, so that a first-minimum pick in
+    Python breaks ties as the C++ does and the fit sees every choice auto can make."""
+    full = [("dp", "data_parallel", 0, sms), (f"sk{sms}", "stream_k", 0, sms),
+            ("dp1tsk", "dp_one_tile_sk", 0, sms), ("2tskdp", "two_tile_sk_dp", 0, sms)]
+    part, g = [], sms // 2
     while g >= 8 and g >= sms // 4:
-        grids.append(g)
+        part.append((f"sk{g}", "stream_k", 0, g))
         g //= 2
-    out += [(f"sk{g}", "stream_k", 0, g) for g in grids]
-    out += [("dp1tsk", "dp_one_tile_sk", 0, sms), ("2tskdp", "two_tile_sk_dp", 0, sms)]
-    return out
+    return full + part + [(f"split{s}", "split_k", s, sms) for s in (2, 4, 8, 16)]
 
 
 def tile(device, n):
