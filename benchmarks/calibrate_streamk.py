@@ -153,6 +153,10 @@ def main(argv=None):
     if len(points) < len(TERMS):
         print(f"only {len(points)} usable measurements: nothing to fit")
         return 1
+    device = "cuda" if data["device_kind"] == "cuda" else "cpu"
+    disagree = [shape for shape in shapes if not streamk_sweep.features_agree(*shape, device, data["sms"])]
+    print(f"features check: the default model's pick equals the op's auto plan on "
+          f"{len(shapes) - len(disagree)} of {len(shapes)} shapes" + (f" (NOT on {disagree})" if disagree else ""))
     # Two weightings; keep the one whose picks lose least against the best measured configuration.
     fits = {w: fit(points, w) for w in ("absolute", "relative")}
     for w, coef in fits.items():

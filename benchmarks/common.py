@@ -24,13 +24,13 @@ def on_gpu(device) -> bool:
     return torch.device(device).type == "cuda"
 
 
-def time_ms(fn: Callable[[], Any], device) -> float:
+def time_ms(fn: Callable[[], Any], device, rep_ms: int = 100) -> float:
     """Median time of one call in milliseconds: CUDA events through triton's do_bench on the GPU
-    (it flushes L2 between calls), perf_counter on the CPU."""
+    (it flushes L2 between calls) over about rep_ms of calls, perf_counter on the CPU."""
     if on_gpu(device):
         from triton.testing import do_bench
 
-        return float(do_bench(fn, warmup=25, rep=100, return_mode="median"))
+        return float(do_bench(fn, warmup=max(1, rep_ms // 4), rep=rep_ms, return_mode="median"))
     fn()
     samples, start = [], time.perf_counter()
     while len(samples) < 5 or (time.perf_counter() - start < 0.2 and len(samples) < 50):

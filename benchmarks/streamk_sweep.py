@@ -18,6 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
+from tqdm import tqdm  # noqa: E402
 
 import torch_grouped as tg  # noqa: E402
 from common import make_device, on_gpu, rel_error, time_ms  # noqa: E402
@@ -63,28 +64,44 @@ def features(m, n, k, device, decomposition, splits, grid):
     return [1.0, 1.0 if peers > 1 else 0.0, float(max(work.values(), default=0)), float(peers - 1)]
 
 
+# StreamKModel's defaults (csrc/sched/streamk_model.h): the model _schedule_streamk's `auto` uses.
+DEFAULT_MODEL = (4.0, 3.0, 1.0, 1.5)
+
+
+def features_agree(m, n, k, device, sms):
+    """Whether a first-minimum pick over configs() with DEFAULT_MODEL on these features is the
+    plan the C++ `auto` dumps: the check that features() computes predicted_time's terms."""
+    cfgs = configs(sms)
+    cost = lambda f: sum(c * x for c, x in zip(DEFAULT_MODEL, f))  # noqa: E731
+    _, d, s, g = min(cfgs, key=lambda c: cost(features(m, n, k, device, c[1], c[2], c[3])))
+    tm, tn, tk = tile(device, n)
+    auto = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, "auto", 1, sms)
+    mine = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, d, max(s, 1), g)
+    return auto.shape == mine.shape and torch.equal(auto, mine)
+
+
 def device_sms(device):
     return torch.cuda.get_device_properties(device).multi_processor_count if on_gpu(device) else CPU_GRID
 
 
-def _measure(fn, ref, device, tol):
+def _measure(fn, ref, device, tol, rep_ms):
     """(µs, relative error, error text): NaN time for a result that fails or is wrong, so that a
     broken configuration can never be the "best"."""
     try:
         err = rel_error(fn(), ref)
         if not err <= tol:
             return math.nan, err, f"wrong (rel. error {err:.2g})"
-        return 1e3 * time_ms(fn, device), err, ""
+        return 1e3 * time_ms(fn, device, rep_ms), err, ""
     except Exception as e:  # noqa: BLE001 - one bad configuration must not end the sweep
         return math.nan, math.nan, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
 
 
-def sweep(shapes, device):
+def sweep(shapes, device, rep_ms=100):
     """One record per (shape, configuration), plus "torch.mm" and "auto" per shape (no features)."""
     gpu = on_gpu(device)
     sms, dtype, tol = device_sms(device), (torch.bfloat16 if gpu else torch.float32), (GPU_TOL if gpu else CPU_TOL)
     records = []
-    for m, n, k in shapes:
+    for m, n, k in tqdm(shapes, desc="shapes", file=sys.stdout, dynamic_ncols=True):
         a = torch.randn(m, k, device=device, dtype=dtype)
         b = torch.randn(k, n, device=device, dtype=dtype)
         ref = torch.mm(a, b)
@@ -93,7 +110,7 @@ def sweep(shapes, device):
         for label, d, s, g in configs(sms):
             runs.append((label, d, s, g, lambda d=d, s=s, g=g: tg.streamk_mm(a, b, decomposition=d, splits=s, grid=g)))
         for label, d, s, g, fn in runs:
-            us, err, problem = _measure(fn, ref, device, tol)
+            us, err, problem = _measure(fn, ref, device, tol, rep_ms)
             feats = features(m, n, k, device, d, s, g) if d not in (None, "auto") else None
             records.append({"shape": [m, n, k], "label": label, "decomposition": d, "splits": s, "grid": g,
                             "us": us, "rel_error": err, "problem": problem, "features": feats})
@@ -166,19 +183,20 @@ def load(path):
         return json.load(f)
 
 
-def run(device, shapes=None, out=None):
+def run(device, shapes=None, out=None, rep_ms=100):
     """Sweeps, prints the table and the time it took, saves the JSON when asked; returns the data."""
     gpu = on_gpu(device)
     shapes = shapes or (GPU_SHAPES if gpu else CPU_SHAPES)
-    name = torch.cuda.get_device_name() if gpu else "CPU"
+    name, sms = (torch.cuda.get_device_name() if gpu else "CPU"), device_sms(device)
+    print(f"streamk_mm sweep on {name} ({sms} SMs): {len(shapes)} shapes x {len(configs(sms)) + 2} configurations")
     start = time.perf_counter()
-    records = sweep(shapes, device)
+    records = sweep(shapes, device, rep_ms)
     took = time.perf_counter() - start
-    data = {"device": name, "device_kind": "cuda" if gpu else "cpu", "sms": device_sms(device),
-            "torch": torch.__version__, "seconds": took, "records": records}
-    print(f"streamk_mm sweep on {name}: {len(shapes)} shapes x {len(configs(data['sms'])) + 2} configurations")
     print_table(records)
-    print(f"sweep took {took:.0f} s")
+    # Meant to take about a minute on an H100; say so when it does not.
+    print(f"sweep took {took:.0f} s" + (" (over a minute: --rep 50 about halves it)" if took > 60 else ""))
+    data = {"device": name, "device_kind": "cuda" if gpu else "cpu", "sms": sms, "torch": torch.__version__,
+            "seconds": took, "rep_ms": rep_ms, "records": records}
     if out:
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         with open(out, "w") as f:
@@ -192,9 +210,10 @@ def main(argv=None):
     parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda when available)")
     parser.add_argument("--shapes", default="", help="MxNxK,... instead of the built-in list")
     parser.add_argument("--out", default=None, help="save the measurements as JSON (for calibrate_streamk.py)")
+    parser.add_argument("--rep", type=int, default=100, help="ms of timed calls per configuration (GPU)")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
-    run(make_device(args.device), parse_shapes(args.shapes), args.out)
+    run(make_device(args.device), parse_shapes(args.shapes), args.out, args.rep)
     return 0
 
 
