@@ -101,7 +101,8 @@ def sweep(shapes, device, rep_ms=100):
     gpu = on_gpu(device)
     sms, dtype, tol = device_sms(device), (torch.bfloat16 if gpu else torch.float32), (GPU_TOL if gpu else CPU_TOL)
     records = []
-    for m, n, k in tqdm(shapes, desc="shapes", file=sys.stdout, dynamic_ncols=True):
+    # The bar only on a terminal: in a captured log its redraws would crowd out the table.
+    for m, n, k in tqdm(shapes, desc="shapes", file=sys.stdout, dynamic_ncols=True, disable=not sys.stdout.isatty()):
         a = torch.randn(m, k, device=device, dtype=dtype)
         b = torch.randn(k, n, device=device, dtype=dtype)
         ref = torch.mm(a, b)
