@@ -96,11 +96,11 @@ def _measure(fn, ref, device, tol, rep_ms):
         return math.nan, math.nan, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
 
 
-def sweep(shapes, device, rep_ms=100):
-    """One record per (shape, configuration), plus "torch.mm" and "auto" per shape (no features)."""
+def sweep(shapes, device, records, rep_ms=100):
+    """Appends one record per (shape, configuration), plus "mm" (torch.mm) and "auto" per shape
+    (no features), to `records` as it goes: what was measured survives a crash."""
     gpu = on_gpu(device)
     sms, dtype, tol = device_sms(device), (torch.bfloat16 if gpu else torch.float32), (GPU_TOL if gpu else CPU_TOL)
-    records = []
     # The bar only on a terminal: in a captured log its redraws would crowd out the table.
     for m, n, k in tqdm(shapes, desc="shapes", file=sys.stdout, dynamic_ncols=True, disable=not sys.stdout.isatty()):
         a = torch.randn(m, k, device=device, dtype=dtype)
@@ -118,7 +118,6 @@ def sweep(shapes, device, rep_ms=100):
         del a, b, ref, runs
         if gpu:
             torch.cuda.empty_cache()  # split_k 16 on a large output holds a large workspace
-    return records
 
 
 def by_shape(records):
@@ -190,8 +189,12 @@ def run(device, shapes=None, out=None, rep_ms=100):
     shapes = shapes or (GPU_SHAPES if gpu else CPU_SHAPES)
     name, sms = (torch.cuda.get_device_name() if gpu else "CPU"), device_sms(device)
     print(f"streamk_mm sweep on {name} ({sms} SMs): {len(shapes)} shapes x {len(configs(sms)) + 2} configurations")
-    start = time.perf_counter()
-    records = sweep(shapes, device, rep_ms)
+    start, records, crash = time.perf_counter(), [], None
+    try:
+        sweep(shapes, device, records, rep_ms)
+    except Exception as e:  # noqa: BLE001 - e.g. a sticky CUDA error: keep the shapes done so far
+        crash = e
+        print(f"SWEEP STOPPED at {records[-1]['shape'] if records else 'the first shape'}: {type(e).__name__}: {e}")
     took = time.perf_counter() - start
     print_table(records)
     # Meant to take about a minute on an H100; say so when it does not.
@@ -203,6 +206,8 @@ def run(device, shapes=None, out=None, rep_ms=100):
         with open(out, "w") as f:
             json.dump(data, f, indent=1)
         print(f"sweep saved to {out}")
+    if crash is not None:
+        raise crash
     return data
 
 
