@@ -64,13 +64,15 @@ def fit(points, weighting):
 
 
 def picks(coef, shapes):
-    """Per shape: (best measured, the model's pick, auto as measured) records."""
+    """Per shape: (best measured, the model's pick, auto as measured) records. The best is over
+    every grid swept; the model picks only among the configurations `auto` weighs, as the C++ does."""
     out = []
     for shape, rows in shapes.items():
-        good = streamk_sweep.candidates(rows)
-        if good:
+        good, choosable = streamk_sweep.candidates(rows), streamk_sweep.candidates(rows, auto_only=True)
+        if choosable:
             auto = next((r for r in rows if r["label"] == "auto"), None)
-            out.append((shape, min(good, key=lambda r: r["us"]), min(good, key=lambda r: predict(coef, r["features"])), auto))
+            out.append((shape, min(good, key=lambda r: r["us"]),
+                        min(choosable, key=lambda r: predict(coef, r["features"])), auto))
     return out
 
 

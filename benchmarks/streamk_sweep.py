@@ -26,7 +26,12 @@ from common import make_device, on_gpu, rel_error, time_ms  # noqa: E402
 # Anchors of ANCHORS.md plus a few between them: small/large K, few/many tiles, strong scaling.
 GPU_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
               (256, 256, 131072), (512, 1024, 32768), (1024, 1024, 16384), (4096, 4096, 4096),
-              (16384, 16384, 256), (6144, 6144, 1024), (1408, 1408, 8192), (768, 3072, 12288)]
+              (16384, 16384, 256), (6144, 6144, 1024), (1408, 1408, 8192), (768, 3072, 12288),
+              # Regimes the anchors miss: one ragged wave (165 tiles), 2.2 waves (288 tiles), 128
+              # tiles on 132 SMs with a long K, a thin strong-scaling output, many waves, and an
+              # unaligned corpus-like shape (pitched copies in front of the kernel).
+              (1920, 2816, 4096), (3072, 3072, 2048), (2048, 2048, 8192), (256, 4096, 8192),
+              (8192, 8192, 1024), (1000, 3000, 5000)]
 CPU_SHAPES = [(128, 128, 512), (200, 96, 1000), (256, 320, 64)]
 CPU_GRID = 8  # kCpuGrid of csrc/cpu/register_cpu.cpp: the CPU op's default grid
 CPU_TOL, GPU_TOL = 1e-4, 2e-2  # fp32 on the CPU, bf16 with fp32 accumulation on the GPU
@@ -43,6 +48,13 @@ def configs(sms):
         part.append((f"sk{g}", "stream_k", 0, g))
         g //= 2
     return full + part + [(f"split{s}", "split_k", s, sms) for s in (2, 4, 8, 16)]
+
+
+def extra_configs(sms):
+    """Grids `auto` does not weigh (stream_k on 3/4 of the SMs), swept so that the best grid
+    found by sweeping can be set against the model's choice; they enter the fit and "best",
+    never the model's pick."""
+    return [(f"sk{3 * sms // 4}", "stream_k", 0, 3 * sms // 4)]
 
 
 def tile(device, n):
@@ -108,13 +120,15 @@ def sweep(shapes, device, records, rep_ms=100):
         ref = torch.mm(a, b)
         runs = [("mm", None, 0, 0, lambda: torch.mm(a, b)),
                 ("auto", "auto", 0, 0, lambda: tg.streamk_mm(a, b))]
-        for label, d, s, g in configs(sms):
+        for label, d, s, g in configs(sms) + extra_configs(sms):
             runs.append((label, d, s, g, lambda d=d, s=s, g=g: tg.streamk_mm(a, b, decomposition=d, splits=s, grid=g)))
+        auto_labels = {c[0] for c in configs(sms)}
         for label, d, s, g, fn in runs:
             us, err, problem = _measure(fn, ref, device, tol, rep_ms)
             feats = features(m, n, k, device, d, s, g) if d not in (None, "auto") else None
             records.append({"shape": [m, n, k], "label": label, "decomposition": d, "splits": s, "grid": g,
-                            "us": us, "rel_error": err, "problem": problem, "features": feats})
+                            "us": us, "rel_error": err, "problem": problem, "features": feats,
+                            "auto_candidate": label in auto_labels})
         del a, b, ref, runs
         if gpu:
             torch.cuda.empty_cache()  # split_k 16 on a large output holds a large workspace
@@ -127,9 +141,11 @@ def by_shape(records):
     return shapes
 
 
-def candidates(rows):
-    """The explicit configurations that ran correctly (not torch.mm, not auto)."""
-    return [r for r in rows if r["features"] is not None and not math.isnan(r["us"])]
+def candidates(rows, auto_only=False):
+    """The explicit configurations that ran correctly (not torch.mm, not auto); with auto_only,
+    only those `auto` can choose (sweeps saved before extra_configs have every record so)."""
+    return [r for r in rows if r["features"] is not None and not math.isnan(r["us"])
+            and (r.get("auto_candidate", True) or not auto_only)]
 
 
 def print_table(records):
@@ -137,8 +153,9 @@ def print_table(records):
     width = max(8, max(len(lb) for lb in labels) + 1)
     print("µs per call (median); '!' = failed or wrong (listed below). mm = torch.mm; dp = data_parallel;\n"
           "splitS = split_k with S slices; skG = stream_k on G CTAs; dp1tsk = dp_one_tile_sk; 2tskdp =\n"
-          "two_tile_sk_dp (all others on every SM). mm/best = torch.mm time / best config's time (> 1: our\n"
-          "best beats torch.mm); auto/best = auto's time / best config's time (1.00: auto picked the best)")
+          "two_tile_sk_dp (all others on every SM; the last skG is a grid auto never weighs). mm/best =\n"
+          "torch.mm time / best config's time (> 1: our best beats torch.mm); auto/best = auto's time /\n"
+          "best config's time (1.00: auto picked the best)")
     header = f"{'shape':<18}" + "".join(f"{lb:>{width}}" for lb in labels) + f"  {'best':<10}{'mm/best':>8}{'auto/best':>10}"
     print(header)
     print("-" * len(header))
@@ -188,7 +205,8 @@ def run(device, shapes=None, out=None, rep_ms=100):
     gpu = on_gpu(device)
     shapes = shapes or (GPU_SHAPES if gpu else CPU_SHAPES)
     name, sms = (torch.cuda.get_device_name() if gpu else "CPU"), device_sms(device)
-    print(f"streamk_mm sweep on {name} ({sms} SMs): {len(shapes)} shapes x {len(configs(sms)) + 2} configurations")
+    print(f"streamk_mm sweep on {name} ({sms} SMs): {len(shapes)} shapes x "
+          f"{len(configs(sms)) + len(extra_configs(sms)) + 2} configurations")
     start, records, crash = time.perf_counter(), [], None
     try:
         sweep(shapes, device, records, rep_ms)
@@ -197,8 +215,8 @@ def run(device, shapes=None, out=None, rep_ms=100):
         print(f"SWEEP STOPPED at {records[-1]['shape'] if records else 'the first shape'}: {type(e).__name__}: {e}")
     took = time.perf_counter() - start
     print_table(records)
-    # Meant to take about a minute on an H100; say so when it does not.
-    print(f"sweep took {took:.0f} s" + (" (over a minute: --rep 50 about halves it)" if took > 60 else ""))
+    # Meant to take 60-80 s on an H100 (18 shapes x 15 runs of ~0.25 s); say so when it does not.
+    print(f"sweep took {took:.0f} s" + (" (over 90 s: --rep 50 about halves it)" if took > 90 else ""))
     data = {"device": name, "device_kind": "cuda" if gpu else "cpu", "sms": sms, "torch": torch.__version__,
             "seconds": took, "rep_ms": rep_ms, "records": records}
     if out:

@@ -1,0 +1,110 @@
+"""Checks of the Stream-K calibration's plumbing, on the CPU, no GPU needed (no timings):
+
+    python -m pytest benchmarks/test_streamk_features.py
+
+- streamk_sweep.features against hand-computed plans (the CPU op's tile 64x64x32 and the GPU's
+  128x256x64 / 128x128x64: _schedule_streamk only needs sizes, so the GPU's plans dump on a CPU);
+- the features reproduce `auto`'s choice under the default model on every sweep shape;
+- the NNLS recovers known constants, clipping a negative one;
+- the header the calibration writes parses back, keeps other GPUs' entries, and compiles.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import calibrate_streamk  # noqa: E402
+import streamk_sweep  # noqa: E402
+
+# (m, n, k, device, decomposition, splits, grid) -> [1, peers > 1, iters of the busiest CTA, peers - 1]
+HAND = [
+    # One 64x64 tile of 8 K iterations (CPU tile).
+    ((64, 64, 256, "cpu", "data_parallel", 0, 8), [1, 0, 8, 0]),
+    ((64, 64, 256, "cpu", "stream_k", 0, 8), [1, 1, 1, 7]),     # 8 iterations over 8 CTAs
+    ((64, 64, 256, "cpu", "stream_k", 0, 3), [1, 1, 3, 2]),     # ranges [0,2) [2,5) [5,8)
+    ((64, 64, 256, "cpu", "split_k", 4, 8), [1, 1, 2, 3]),      # 4 slices of 2
+    ((64, 64, 256, "cpu", "split_k", 4, 2), [1, 1, 4, 3]),      # 2 slices per CTA
+    ((64, 64, 64, "cpu", "split_k", 4, 8), [1, 1, 1, 1]),       # splits cut to the 2 iterations
+    ((64, 64, 100, "cpu", "split_k", 3, 8), [1, 1, 2, 2]),      # 4 iterations: slices 1, 1, 2
+    # Four tiles of 2 iterations on 3 CTAs: CTA 0 gets tiles 0 and 3.
+    ((128, 128, 64, "cpu", "data_parallel", 0, 3), [1, 0, 4, 0]),
+    # Three tiles of 4 iterations on 2 CTAs: one DP wave + one tile shared (2 + 4 iterations) ...
+    ((192, 64, 128, "cpu", "dp_one_tile_sk", 0, 2), [1, 1, 6, 1]),
+    # ... or all three shared (12 / 2 = 6 each; tile 1 cut in two).
+    ((192, 64, 128, "cpu", "two_tile_sk_dp", 0, 2), [1, 1, 6, 1]),
+    # GPU tiles. 32 tiles of 256 iterations on 132 CTAs: 8192 = 132*62 + 8, so ranges of 62 or 63;
+    # a tile spans 256/62.06 = 4.125 ranges: 5 segments.
+    ((1024, 1024, 16384, "cuda", "stream_k", 0, 132), [1, 1, 63, 4]),
+    ((1024, 1024, 16384, "cuda", "data_parallel", 0, 132), [1, 0, 256, 0]),
+    # n <= 128: one 128x128 tile, 1024 iterations in 16 slices of 64.
+    ((128, 128, 65536, "cuda", "split_k", 16, 132), [1, 1, 64, 15]),
+    # 512 tiles of 64 = 3 waves + 116 tiles shared: ceil(116*64/132) = 57, + 3*64; ranges of 56-57
+    # cut a 64-iteration tile in at most 3.
+    ((4096, 4096, 4096, "cuda", "dp_one_tile_sk", 0, 132), [1, 1, 249, 2]),
+]
+
+
+@pytest.mark.parametrize("args,expected", HAND, ids=[f"{a[4]}-{a[0]}x{a[1]}x{a[2]}-g{a[6]}" for a, _ in HAND])
+def test_features_by_hand(args, expected):
+    assert streamk_sweep.features(*args) == [float(x) for x in expected]
+
+
+@pytest.mark.parametrize("device,sms,shapes", [("cpu", streamk_sweep.CPU_GRID, streamk_sweep.CPU_SHAPES),
+                                               ("cuda", 132, streamk_sweep.GPU_SHAPES)])
+def test_features_reproduce_auto(device, sms, shapes):
+    """A first-minimum pick over these features with StreamKModel's defaults is the plan the C++
+    `auto` builds: the fit's features are predicted_time's terms."""
+    assert [s for s in shapes if not streamk_sweep.features_agree(*s, device, sms)] == []
+
+
+def test_extra_grids_are_not_auto_candidates():
+    auto = {c[0] for c in streamk_sweep.configs(132)}
+    assert "sk132" in auto and "sk66" in auto and "sk33" in auto
+    assert [c[0] for c in streamk_sweep.extra_configs(132)] == ["sk99"]
+
+
+def test_nnls_recovers_constants():
+    rows = [[1, p > 1, it, p - 1] for p in (1, 2, 5, 16) for it in (3, 40, 250)]
+    truth = [5.5, 90.0, 0.62, 1.6]
+    coef = calibrate_streamk.nnls(rows, [calibrate_streamk.predict(truth, r) for r in rows])
+    assert coef == pytest.approx(truth, rel=1e-9)
+    # A true d < 0 cannot be represented: clipped to 0, the rest absorbs it.
+    coef = calibrate_streamk.nnls(rows, [calibrate_streamk.predict([5.5, 90.0, 0.62, -1.0], r) for r in rows])
+    assert coef[3] == 0.0 and min(coef) >= 0.0
+
+
+def test_header_round_trip(tmp_path):
+    path = str(tmp_path / "streamk_calibration.h")
+    calibrate_streamk.write_header([1.0, 2.0, 3.0, 4.0], "Other GPU", path, "cmd")
+    calibrate_streamk.write_header([5.733, 90.66, 0.6176, 100.0], "NVIDIA H100 80GB HBM3", path, "cmd")
+    calibrate_streamk.write_header([5.0, 80.0, 0.6, 1e-5], "NVIDIA H100 80GB HBM3", path, "cmd")
+    text = open(path).read()
+    assert "GENERATED" in text and text.count("StreamKModel{") == 2
+    assert '{"Other GPU", StreamKModel{1, 2, 3, 4}}' in text
+    assert '{"NVIDIA H100 80GB HBM3", StreamKModel{5, 80, 0.6, 1e-05}}' in text
+    compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if compiler is None:
+        pytest.skip("no C++ compiler to check that the header compiles")
+    sched = os.path.join(calibrate_streamk.ROOT, "torch_grouped/csrc/sched")
+    source = tmp_path / "check.cpp"
+    # The header declares a constexpr table of StreamKModel aggregates: check it is one.
+    source.write_text(f'#include "{path}"\n'
+                      "using namespace torch_grouped::sched;\n"
+                      "static_assert(sizeof(kStreamKCalibrations) / sizeof(kStreamKCalibrations[0]) == 2);\n"
+                      "static_assert(kStreamKCalibrations[1].model.b == 80.0);\n"
+                      "int main() { return 0; }\n")
+    subprocess.run([compiler, "-std=c++20", "-fsyntax-only", f"-I{sched}", str(source)], check=True)
+
+
+def test_shipped_header_compiles(tmp_path):
+    compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if compiler is None:
+        pytest.skip("no C++ compiler")
+    source = tmp_path / "check.cpp"
+    source.write_text(f'#include "{calibrate_streamk.HEADER}"\n'
+                      "static_assert(sizeof(torch_grouped::sched::kStreamKCalibrations) > 0);\n")
+    subprocess.run([compiler, "-std=c++20", "-fsyntax-only", str(source)], check=True)
