@@ -5,7 +5,8 @@
 to the measured times of every explicit configuration of streamk_sweep.py, and shows, per shape,
 what `auto` would choose with the fitted constants against the best measured configuration.
 
-    python benchmarks/calibrate_streamk.py [--sweep FILE.json] [--write-header [--header PATH]]
+    python benchmarks/calibrate_streamk.py [--sweep FILE.json | --out FILE.json [--rep MS]]
+                                           [--write-header [--header PATH]]
 
 --sweep reads a saved sweep (streamk_sweep.py --out) instead of measuring again. --write-header
 rewrites this GPU's entry of torch_grouped/csrc/sched/streamk_calibration.h, keeping the other
@@ -141,6 +142,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default=None, help="cuda or cpu, when measuring (default: cuda when available)")
     parser.add_argument("--sweep", default=None, help="a saved sweep (streamk_sweep.py --out) instead of measuring")
+    parser.add_argument("--out", default=None, help="when measuring: save the sweep too (a later --sweep reuses it)")
+    parser.add_argument("--rep", type=int, default=100, help="when measuring: ms of timed calls per configuration")
     parser.add_argument("--write-header", action="store_true")
     parser.add_argument("--header", default=None, help=f"where to write (default {os.path.relpath(HEADER, ROOT)})")
     args = parser.parse_args(argv)
@@ -149,7 +152,7 @@ def main(argv=None):
         print(f"sweep of {args.sweep}: {data['device']}, {len(data['records'])} records")
     else:
         torch.manual_seed(0)
-        data = streamk_sweep.run(make_device(args.device))
+        data = streamk_sweep.run(make_device(args.device), out=args.out, rep_ms=args.rep)
     shapes = streamk_sweep.by_shape(data["records"])
     points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
     if len(points) < len(TERMS):
