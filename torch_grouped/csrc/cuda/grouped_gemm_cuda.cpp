@@ -134,7 +134,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const bool k_major = s.form == GroupedMmForm::A3dB2d || b_is_k_major(b3.size(1), b3.size(2), b3.stride(1), b3.stride(2));
   std::vector<at::Tensor> keep;
   if (!map_a(a3, tile.m, a.scalar_type(), p.a_map, keep) || !map_b(b3, k_major, tile.n, a.scalar_type(), p.b_map, keep)) {
-    return grouped_mm_portable(a, b, offs, out_dtype);  // only empty operands have no map
+    return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents (2^31 rows)
   }
   p.tiles = sched::GemmTiles{{tile.m, tile.n}, panel_width()};
   launch(p, a.scalar_type(), tile, k_major, grid, a);
@@ -193,7 +193,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     const int32_t i = active[order[j]];
     auto a_op = list_operand(a[i], false, keep);
     auto b_op = list_operand(b[i], k_major, keep);
-    if (!a_op || !b_op) return gemm_portable(a, b, out_dtype, schedule, sort_by_k);  // only empty operands have no map
+    if (!a_op || !b_op) return gemm_portable(a, b, out_dtype, schedule, sort_by_k);  // beyond TMA's extents (2^31 rows)
     problems[j] = ListProblem{{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
                                a_op->base, a_op->outer_stride, b_op->base, b_op->outer_stride, nullptr, 0},
                               *a_op, *b_op};

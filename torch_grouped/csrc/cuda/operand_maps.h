@@ -13,7 +13,7 @@ constexpr int kTileK = 64;
 
 // Encodes A ([batch, rows, K]) with boxes of 64 x tile_m. A layout TMA cannot address is copied
 // (pitched_copy) into `keep`, which must live until the launch (the allocator reuses the copy
-// only in stream order). False only for empty operands.
+// only in stream order). False only for operands beyond TMA's extents (2^31 rows).
 bool map_a(const at::Tensor& a3, int tile_m, at::ScalarType dtype, CUtensorMap& map, std::vector<at::Tensor>& keep);
 
 // Encodes B ([batch, K, N]) K-major (boxes of 64 x tile_n over the [batch, N, K] view) or N-major

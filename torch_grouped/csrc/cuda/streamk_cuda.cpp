@@ -91,7 +91,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int tile_n = n <= 128 ? 128 : 256;
   if (!map_a(a.unsqueeze(0), kStreamKTileM, a.scalar_type(), p.a_map, keep) ||
       !map_b(b.unsqueeze(0), k_major, tile_n, a.scalar_type(), p.b_map, keep)) {
-    return matmul_accumulate(a, b, a.scalar_type());  // unreachable for non-empty operands
+    return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents (2^31 rows)
   }
   // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
   const int device = a.get_device();

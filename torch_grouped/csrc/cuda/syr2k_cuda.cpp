@@ -55,7 +55,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     }
     auto a_op = list_operand(a[i], false, keep);
     auto b_op = list_operand(b[i], false, keep);
-    if (!a_op || !b_op) return syr2k_composite(a, b, c, uplo_name, alpha, beta);  // only empty operands have no map
+    if (!a_op || !b_op) return syr2k_composite(a, b, c, uplo_name, alpha, beta);  // beyond TMA's extents (2^31 rows)
     const at::Tensor ci = with_c ? c[i].contiguous() : at::Tensor();
     if (with_c) keep.push_back(ci);
     problems.push_back(ListProblem{{n, n, k, out.back().data_ptr(), n, a_op->base, a_op->outer_stride, b_op->base,

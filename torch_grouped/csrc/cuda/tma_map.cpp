@@ -63,11 +63,4 @@ CUtensorMap encode_tma_map(const TmaOperand& op, at::ScalarType dtype, uint32_t 
   return map;
 }
 
-bool encode_tma_map_3d(const at::Tensor& t, uint32_t box_inner, uint32_t box_outer, CUtensorMap& map) {
-  const std::optional<TmaOperand> op = tma_operand(t);
-  if (!op) return false;
-  map = encode_tma_map(*op, t.scalar_type(), box_inner, box_outer);
-  return true;
-}
-
 }  // namespace torch_grouped

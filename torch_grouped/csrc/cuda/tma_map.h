@@ -28,7 +28,4 @@ std::optional<TmaOperand> tma_operand(void* base, at::ScalarType dtype, const in
 // (out-of-bounds reads give zeros). Needs the device's context current on this thread.
 CUtensorMap encode_tma_map(const TmaOperand& op, at::ScalarType dtype, uint32_t box_inner, uint32_t box_outer);
 
-// Both steps; false, leaving `map` untouched, when `t` breaks TMA's rules.
-bool encode_tma_map_3d(const at::Tensor& t, uint32_t box_inner, uint32_t box_outer, CUtensorMap& map);
-
 }  // namespace torch_grouped
