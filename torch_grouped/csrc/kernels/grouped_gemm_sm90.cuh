@@ -320,12 +320,14 @@ __device__ __forceinline__ void store_symmetric_tile(const Acc& acc, const Coord
   Out* out = reinterpret_cast<Out*>(q.c);
   const Out* c_in = reinterpret_cast<const Out*>(q.c_in);
   const bool lower = p.triangle.triangle.uplo == sched::Uplo::Lower, mirror = !p.triangle.all_tiles;
-  CUTE_UNROLL
-  for (int i = 0; i < cute::size(acc); ++i) {
+  // The index must be a compile-time constant: it selects accumulator registers (a loop that the
+  // compiler leaves rolled indexes the accumulator dynamically, which puts it in local memory).
+  cute::for_each(cute::make_int_sequence<decltype(cute::size(acc))::value>{}, [&](auto i_c) {
+    constexpr int i = decltype(i_c)::value;
     const int64_t r = row0 + cute::get<0>(coords(i)), col = col0 + cute::get<1>(coords(i));
-    if (r >= q.n || col >= q.n) continue;
+    if (r >= q.n || col >= q.n) return;
     const bool in_triangle = lower ? r >= col : r <= col;
-    if (mirror && !in_triangle) continue;
+    if (mirror && !in_triangle) return;
     float v = p.alpha * acc(i);
     if (c_in != nullptr) {
       const int64_t src = in_triangle ? r * q.ldc_in + col : col * q.ldc_in + r;
@@ -334,7 +336,7 @@ __device__ __forceinline__ void store_symmetric_tile(const Acc& acc, const Coord
     const Out o = from_float<Out>(v);
     out[r * q.ldc + col] = o;
     if (mirror) out[col * q.ldc + r] = o;
-  }
+  });
 }
 
 template <class Cfg>
