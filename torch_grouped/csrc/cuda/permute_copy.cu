@@ -57,12 +57,63 @@ constexpr int tile_elems() {
   return 16384 / static_cast<int>(sizeof(T));
 }
 
-// Tuning knob for benchmarks: TORCH_GROUPED_PERMUTE_KERNEL=box keeps the tile kernel even where
-// no vector access fits (default: the gather kernel then).
-const std::string& forced_kernel() {
-  static const std::string value = [] {
-    const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
-    return std::string(v ? v : "");
+// Kernel variants, read on every call (a getenv is cheap) so that a benchmark or a test can switch
+// in one process: TORCH_GROUPED_PERMUTE_KERNEL=box keeps the box kernel even where no vector
+// access fits (default: the gather kernel then); =tile2d takes the batched 2-D transpose kernel
+// where it applies (kernels/permute.cuh), the default kernels elsewhere.
+std::string forced_kernel() {
+  const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
+  return std::string(v ? v : "");
+}
+
+// A tile2d plan for `shape`, or false where tile2d does not apply: the input-inner and
+// output-inner axes differ, both are multiples of the 16-byte vector, the input is 16-byte
+// aligned with every row start aligned, and tile indices fit 31 bits.
+template <typename T>
+bool plan_tile2d(const PermuteShape& s, const T* in, kernels::Tile2dPlan& p) {
+  using Tr = kernels::Tile2dTraits<T>;
+  if (s.rank < 2 || !aligned(in, 16)) return false;
+  const int o = s.rank - 1;
+  int i = -1;
+  for (int d = 0; d < s.rank; ++d)
+    if (s.in_stride[d] == 1) i = d;
+  if (i < 0 || i == o) return false;
+  if (s.size[i] % Tr::V || s.size[o] % Tr::V) return false;
+  for (int d = 0; d < s.rank; ++d)
+    if (d != i && s.in_stride[d] % Tr::V) return false;
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  if (s.size[i] > kMax || s.size[o] > kMax) return false;
+  const int64_t ti = (s.size[i] + Tr::TI - 1) / Tr::TI, to = (s.size[o] + Tr::TO - 1) / Tr::TO;
+  int64_t total = ti * to;
+  p = kernels::Tile2dPlan{};
+  for (int d = 0; d < s.rank; ++d) {
+    if (d == i || d == o) continue;
+    total *= s.size[d];
+    if (total > kMax) return false;
+    p.batch_size[p.batch] = kernels::FastDivmod(static_cast<uint32_t>(s.size[d]));
+    p.batch_in[p.batch] = s.in_stride[d];
+    p.batch_out[p.batch] = s.out_stride[d];
+    ++p.batch;
+  }
+  if (total > kMax) return false;
+  p.size_i = static_cast<int32_t>(s.size[i]);
+  p.size_o = static_cast<int32_t>(s.size[o]);
+  p.stride_o_in = s.in_stride[o];
+  p.stride_i_out = s.out_stride[i];
+  p.tiles_i = kernels::FastDivmod(static_cast<uint32_t>(ti));
+  p.tiles_o = kernels::FastDivmod(static_cast<uint32_t>(to));
+  p.total_tiles = static_cast<int32_t>(total);
+  return true;
+}
+
+// Resident tile2d blocks per SM (16 KB of shared memory each), asked once per element type.
+template <typename T>
+int tile2d_blocks_per_sm() {
+  static const int value = [] {
+    int n = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernels::tile2d_copy<T>,
+                                                                 kernels::kPermuteThreads, 0));
+    return std::max(n, 1);
   }();
   return value;
 }
@@ -91,6 +142,15 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
       kernels::row_copy<T, V, unroll><<<blocks, T_, 0, stream>>>(in, out, p);
     });
   } else {
+    kernels::Tile2dPlan tp;
+    if (forced_kernel() == "tile2d" && plan_tile2d<T>(shape, in, tp)) {
+      const int64_t blocks =
+          std::min<int64_t>(tp.total_tiles, int64_t{multiprocessor_count(c10::cuda::current_device())} *
+                                                tile2d_blocks_per_sm<T>());
+      kernels::tile2d_copy<T><<<blocks, T_, 0, stream>>>(in, out, tp);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
     constexpr int tile = tile_elems<T>();
     const BoxPlan p = plan_box(shape, sizeof(T), tile);
     TORCH_INTERNAL_ASSERT(p.box_elems <= tile, "permute_copy: box of ", p.box_elems, " elements");
