@@ -1,4 +1,6 @@
 """permute_copy and layout_transform against permute().contiguous(), the cases of ANCHORS.md."""
+import os
+
 import torch
 
 import torch_grouped as tg
@@ -40,12 +42,38 @@ def _composite_layout(x, src, dst):
     raise ValueError((src, dst))
 
 
+# Kernel variants measured as extra peers of every GPU permute case (TORCH_GROUPED_PERMUTE_KERNEL,
+# read on every call); "ours" is the default choice.
+KERNEL_VARIANTS = ["tile2d"]
+
+
+def _with_kernel(variant, fn):
+    def run():
+        old = os.environ.get("TORCH_GROUPED_PERMUTE_KERNEL")
+        os.environ["TORCH_GROUPED_PERMUTE_KERNEL"] = variant
+        try:
+            return fn()
+        finally:
+            if old is None:
+                del os.environ["TORCH_GROUPED_PERMUTE_KERNEL"]
+            else:
+                os.environ["TORCH_GROUPED_PERMUTE_KERNEL"] = old
+    return run
+
+
 def _permute_case(shape, perm, dtype, device, name=None):
     x = _random(shape, dtype, device)
     nbytes = 2.0 * x.numel() * x.element_size()
+    peers = {"permute().contiguous()": lambda: x.permute(perm).contiguous()}
+    if on_gpu(device):
+        for variant in KERNEL_VARIANTS:
+            fn = _with_kernel(variant, lambda: tg.permute_copy(x, perm))
+            # an extra peer is timed, not checked by run.py: check it here, once (a wrong result
+            # is named in the peer's label rather than stopping the run)
+            ok = torch.equal(fn(), x.permute(perm).contiguous())
+            peers[f"kernel={variant}" + ("" if ok else " WRONG RESULT")] = fn
     return Case("permute_copy", name or f"{tuple(shape)}->{tuple(perm)}", dtype,
-                lambda: tg.permute_copy(x, perm), {"permute().contiguous()": lambda: x.permute(perm).contiguous()},
-                nbytes, "copy", 0.0, exact=True)
+                lambda: tg.permute_copy(x, perm), peers, nbytes, "copy", 0.0, exact=True)
 
 
 def cases(device):
@@ -70,5 +98,7 @@ def _layout_cases(layouts, dtype, device):
         out_numel = tg.layout_transform(x, src, dst).numel()
         yield Case("layout_transform", f"{tuple(shape)} {src}->{dst}", dtype,
                    lambda x=x, src=src, dst=dst: tg.layout_transform(x, src, dst),
-                   {"reshape/pad/permute": lambda x=x, src=src, dst=dst: _composite_layout(x, src, dst)},
+                   {"reshape/pad/permute": lambda x=x, src=src, dst=dst: _composite_layout(x, src, dst),
+                    **({f"kernel={v}": _with_kernel(v, lambda x=x, src=src, dst=dst: tg.layout_transform(x, src, dst))
+                        for v in KERNEL_VARIANTS} if on_gpu(device) else {})},
                    float((x.numel() + out_numel) * x.element_size()), "copy", 0.0, exact=True)

@@ -7,6 +7,11 @@ from hypothesis import given, settings, strategies as st
 import reference
 import torch_grouped as tg
 
+# Kernel variants of the CUDA path (TORCH_GROUPED_PERMUTE_KERNEL, read on every call): "" is the
+# default choice, "tile2d" the batched 2-D transpose kernel where it applies, "box" the box kernel
+# even where no vector fits.
+KERNEL_VARIANTS = ["", "tile2d", "box"]
+
 ALL_DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
               torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
 
@@ -97,14 +102,18 @@ def test_huge_int8_above_2_to_the_31_elements():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.int8, torch.float64, torch.complex128])
-def test_gpu_kernel_paths_bit_exact(dtype):
+def test_gpu_kernel_paths_bit_exact(dtype, variant, monkeypatch):
     """Shapes that take every kernel path: row copies, 2-D and 3-D tiles (tiny axes), misaligned
     and strided views (scalar and gather paths), broadcast (stride-0) inputs."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
     cases = [((1, 384, 512, 128), (0, 3, 1, 2)), ((3, 1024, 7), (2, 1, 0)), ((2, 72, 48, 96), (0, 3, 1, 2)),
              ((1024, 2, 32, 8), (3, 2, 0, 1)), ((32, 64, 256), (1, 0, 2)), ((5, 7, 11, 13), (1, 3, 0, 2)),
              ((4, 8, 16, 3), (3, 0, 2, 1)), ((257, 129), (1, 0)), ((6, 5, 4, 3, 2, 3, 2, 2), (7, 5, 3, 1, 6, 4, 2, 0)),
-             ((1, 96, 128, 128), (0, 3, 1, 2)), ((32, 32, 32, 32), (3, 2, 1, 0))]  # the benchmark's, smaller
+             ((1, 96, 128, 128), (0, 3, 1, 2)), ((32, 32, 32, 32), (3, 2, 1, 0)),  # the benchmark's, smaller
+             # tile2d: partial tiles on both axes, batch axes around and between the two axes
+             ((3, 200, 48), (0, 2, 1)), ((272, 16, 5, 32), (3, 2, 0, 1)), ((2, 64, 48, 144), (0, 3, 1, 2))]
     for shape, perm in cases:
         base = _random([s + 1 for s in shape], dtype, "cuda")
         for x in (_random(shape, dtype, "cuda"),                       # contiguous
@@ -126,3 +135,28 @@ def test_gpu_permute_in_cuda_graph():
     x.copy_(torch.randn_like(x))
     graph.replay()
     assert torch.equal(out, x.permute(2, 0, 1).contiguous())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.int8, torch.float64,
+                                   torch.complex128])
+def test_gpu_transposes_bit_exact(dtype, variant, monkeypatch):
+    """Batched 2-D transposes (tile2d's shapes): exact and ragged tile counts, 16-byte aligned
+    strided views (a slice of a wider tensor), a broadcast batch axis, layout_transform."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
+    cases = [((512, 256), (1, 0)), ((48, 1040), (1, 0)), ((4, 384, 136), (0, 2, 1)), ((4, 384, 136), (2, 0, 1)),
+             ((3, 128, 5, 64), (2, 3, 0, 1)), ((16, 2, 128, 16), (3, 1, 0, 2))]
+    for shape, perm in cases:
+        x = _random(shape, dtype, "cuda")
+        assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous()), (shape, perm, variant)
+        wide = _random(shape[:-1] + (shape[-1] + 32,), dtype, "cuda")[..., 16:16 + shape[-1]]
+        assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous()), (shape, perm, "view")
+    x = _random((1, 256, 96), dtype, "cuda").expand(6, 256, 96)
+    assert torch.equal(tg.permute_copy(x, (0, 2, 1)), x.permute(0, 2, 1).contiguous())
+    if dtype in (torch.float16, torch.float32, torch.int8):
+        y = _random((2, 64, 24, 40), dtype, "cuda")
+        assert torch.equal(tg.layout_transform(y, "NCHW", "NHWC"), reference.layout_transform(y, "NCHW", "NHWC"))
+        z = _random((2, 8, 24, 40, 16), dtype, "cuda")
+        assert torch.equal(tg.layout_transform(z, "NCHW16c", "NCHW"), reference.layout_transform(z, "NCHW16c", "NCHW"))
