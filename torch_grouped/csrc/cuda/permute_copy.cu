@@ -67,8 +67,8 @@ std::string forced_kernel() {
 }
 
 // A tile2d plan for `shape`, or false where tile2d does not apply: the input-inner and
-// output-inner axes differ, both are multiples of the 16-byte vector, the input is 16-byte
-// aligned with every row start aligned, and tile indices fit 31 bits.
+// output-inner axes differ, both are multiples of the 16-byte vector and at least half a tile,
+// the input is 16-byte aligned with every row start aligned, and tile indices fit 31 bits.
 template <typename T>
 bool plan_tile2d(const PermuteShape& s, const T* in, kernels::Tile2dPlan& p) {
   using Tr = kernels::Tile2dTraits<T>;
@@ -79,6 +79,9 @@ bool plan_tile2d(const PermuteShape& s, const T* in, kernels::Tile2dPlan& p) {
     if (s.in_stride[d] == 1) i = d;
   if (i < 0 || i == o) return false;
   if (s.size[i] % Tr::V || s.size[o] % Tr::V) return false;
+  // At least half a tile along each axis (64 bytes along i, 64 rows along o); narrower copies
+  // keep the box kernel, which extends short runs with a second axis.
+  if (s.size[i] * Tr::E < 64 || s.size[o] < Tr::TO / 2) return false;
   for (int d = 0; d < s.rank; ++d)
     if (d != i && s.in_stride[d] % Tr::V) return false;
   constexpr int64_t kMax = (int64_t{1} << 31) - 1;
