@@ -8,9 +8,9 @@ import reference
 import torch_grouped as tg
 
 # Kernel variants of the CUDA path (TORCH_GROUPED_PERMUTE_KERNEL, read on every call): "" is the
-# default choice, "tile2d" the batched 2-D transpose kernel where it applies, "box" the box kernel
-# even where no vector fits.
-KERNEL_VARIANTS = ["", "tile2d", "box"]
+# default choice, "tile2d" the batched 2-D transpose kernel where it applies, "tma" the same with TMA
+# loads where TMA can address the input, "box" the box kernel even where no vector fits.
+KERNEL_VARIANTS = ["", "tile2d", "tma", "box"]
 
 ALL_DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
               torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
@@ -126,7 +126,9 @@ def test_gpu_kernel_paths_bit_exact(dtype, variant, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_gpu_permute_in_cuda_graph():
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
+def test_gpu_permute_in_cuda_graph(variant, monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)  # (32, 6144) transpose: tile2d / tma apply
     x = torch.randn(64, 96, 32, device="cuda", dtype=torch.float16)
     tg.permute_copy(x, [2, 0, 1])  # warm up outside the capture
     graph = torch.cuda.CUDAGraph()
@@ -147,7 +149,11 @@ def test_gpu_transposes_bit_exact(dtype, variant, monkeypatch):
     strided views (a slice of a wider tensor), a broadcast batch axis, layout_transform."""
     monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
     cases = [((512, 256), (1, 0)), ((48, 1040), (1, 0)), ((4, 384, 136), (0, 2, 1)), ((4, 384, 136), (2, 0, 1)),
-             ((3, 128, 5, 64), (2, 3, 0, 1)), ((16, 2, 128, 16), (3, 1, 0, 2))]
+             ((3, 128, 5, 64), (2, 3, 0, 1)), ((16, 2, 128, 16), (3, 1, 0, 2)),
+             # two batch axes (simplified (2, 1280, 3, 72)): the TMA map's 5 dimensions all used
+             ((2, 72, 3, 4, 5, 64), (0, 3, 4, 5, 2, 1)),
+             # three batch axes (simplified (2, 3, 64, 5, 72)): beyond TMA's 5, tma falls back to tile2d
+             ((3, 2, 72, 5, 64), (1, 0, 4, 3, 2))]
     for shape, perm in cases:
         x = _random(shape, dtype, "cuda")
         assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous()), (shape, perm, variant)
@@ -160,3 +166,32 @@ def test_gpu_transposes_bit_exact(dtype, variant, monkeypatch):
         assert torch.equal(tg.layout_transform(y, "NCHW", "NHWC"), reference.layout_transform(y, "NCHW", "NHWC"))
         z = _random((2, 8, 24, 40, 16), dtype, "cuda")
         assert torch.equal(tg.layout_transform(z, "NCHW16c", "NCHW"), reference.layout_transform(z, "NCHW16c", "NCHW"))
+
+
+def _kernels_launched(fn):
+    """Names of the CUDA kernels that fn() launches (the profiler's, demangled)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant,shape,perm,expand,kernel", [
+    ("tile2d", (2, 72, 3, 4, 5, 64), (0, 3, 4, 5, 2, 1), None, "tile2d_copy"),
+    ("tma", (2, 72, 3, 4, 5, 64), (0, 3, 4, 5, 2, 1), None, "tile2d_tma_copy"),
+    ("tma", (512, 256), (1, 0), None, "tile2d_tma_copy"),
+    ("tma", (3, 2, 72, 5, 64), (1, 0, 4, 3, 2), None, "tile2d_copy"),  # three batch axes
+    ("tma", (1, 256, 96), (0, 2, 1), (6, 256, 96), "tile2d_copy"),     # broadcast batch axis
+])
+def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monkeypatch):
+    """The variant tests above pass whichever kernel runs; this one checks that the variant's
+    kernel (or its documented fallback) is the one launched, so that they test what they name."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
+    x = _random(shape, torch.float16, "cuda")
+    if expand is not None:
+        x = x.expand(expand)
+    names = _kernels_launched(lambda: tg.permute_copy(x, perm))
+    assert any(f"::{kernel}<" in n for n in names), names
+    assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())

@@ -14,6 +14,7 @@
 #include "../kernels/permute.cuh"
 #include "device_info.h"
 #include "layout_cuda.h"
+#include "permute_tma.h"
 
 namespace torch_grouped {
 namespace {
@@ -60,7 +61,8 @@ constexpr int tile_elems() {
 // Kernel variants, read on every call (a getenv is cheap) so that a benchmark or a test can switch
 // in one process: TORCH_GROUPED_PERMUTE_KERNEL=box keeps the box kernel even where no vector
 // access fits (default: the gather kernel then); =tile2d takes the batched 2-D transpose kernel
-// where it applies (kernels/permute.cuh), the default kernels elsewhere.
+// where it applies (kernels/permute.cuh), the default kernels elsewhere; =tma the same with TMA
+// loads (kernels/permute_tma.cuh) where TMA can address the input, tile2d elsewhere.
 std::string forced_kernel() {
   const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
   return std::string(v ? v : "");
@@ -146,7 +148,10 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     });
   } else {
     kernels::Tile2dPlan tp;
-    if (forced_kernel() == "tile2d" && plan_tile2d<T>(shape, in, tp)) {
+    const std::string variant = forced_kernel();
+    if ((variant == "tile2d" || variant == "tma") && plan_tile2d<T>(shape, in, tp)) {
+      // tma: tile2d's tiles loaded by TMA (cuda/permute_tma.cu), tile2d where TMA cannot address the input
+      if (variant == "tma" && launch_tile2d_tma(sizeof(T), in, out, tp, stream)) return;
       const int64_t blocks =
           std::min<int64_t>(tp.total_tiles, int64_t{multiprocessor_count(c10::cuda::current_device())} *
                                                 tile2d_blocks_per_sm<T>());

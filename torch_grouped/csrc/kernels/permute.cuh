@@ -287,9 +287,14 @@ struct WordOf<16> {
 struct Tile2dOrigin {
   int64_t in, out;
   int32_t rem_i, rem_o;  // extent of the tile inside the tensor along i and o
+  int32_t i0, o0;        // first element of the tile along i and o
 };
 
-__device__ __forceinline__ Tile2dOrigin tile2d_origin(const Tile2dPlan& p, uint32_t t, int TI, int TO) {
+// kBatch < 0: p.batch batch axes (run time). kBatch >= 0: exactly kBatch (the TMA variant,
+// which needs each batch coordinate: `coord[k]`, unrolled so that coord stays in registers).
+template <int kBatch = -1>
+__device__ __forceinline__ Tile2dOrigin tile2d_origin(const Tile2dPlan& p, uint32_t t, int TI, int TO,
+                                                      int32_t* coord = nullptr) {
   Tile2dOrigin o;
   uint32_t q = p.tiles_i.div(t);
   const int32_t ti = static_cast<int32_t>(t - q * p.tiles_i.d);
@@ -298,14 +303,18 @@ __device__ __forceinline__ Tile2dOrigin tile2d_origin(const Tile2dPlan& p, uint3
   const int32_t to = static_cast<int32_t>(t - q * p.tiles_o.d);
   t = q;
   const int32_t i0 = ti * TI, o0 = to * TO;
+  o.i0 = i0;
+  o.o0 = o0;
   o.in = int64_t{o0} * p.stride_o_in + i0;
   o.out = int64_t{i0} * p.stride_i_out + o0;
-  for (int k = p.batch - 1; k >= 0; --k) {
+#pragma unroll
+  for (int k = (kBatch < 0 ? p.batch : kBatch) - 1; k >= 0; --k) {
     q = p.batch_size[k].div(t);
     const int64_t b = t - q * p.batch_size[k].d;
     t = q;
     o.in += b * p.batch_in[k];
     o.out += b * p.batch_out[k];
+    if constexpr (kBatch >= 0) coord[k] = static_cast<int32_t>(b);
   }
   o.rem_i = min(TI, p.size_i - i0);
   o.rem_o = min(TO, p.size_o - o0);
@@ -375,7 +384,10 @@ __device__ __forceinline__ uint4 tile2d_transpose(const typename WordOf<Tile2dTr
   }
 }
 
-template <typename T>
+// kSplitRows = false: tile row r holds o = o0 + r (tile2d's own loads). true: the V rows of
+// o-group g (o = o0 + g·V + j) lie TO/V rows apart, row j·(TO/V) + g (the TMA variant's box order,
+// which makes TMA's 128-byte swizzle key (row % 8) equal to tile2d's (g % 8)).
+template <typename T, bool kSplitRows = false>
 __device__ __forceinline__ void tile2d_store(T* __restrict__ out, const unsigned char* tile, const Tile2dPlan& p,
                                              const Tile2dOrigin& o) {
   using Tr = Tile2dTraits<T>;
@@ -391,10 +403,12 @@ __device__ __forceinline__ void tile2d_store(T* __restrict__ out, const unsigned
     const int32_t i_elem = word * Tr::EPW;           // first i of this lane's output vectors
     if (o_elem >= o.rem_o || i_elem >= o.rem_i) continue;
     const int32_t chunk = word / Tr::WPC, in_chunk = (word % Tr::WPC) * Tr::WB;
-    const unsigned char* src = tile + o_elem * 128 + ((chunk ^ a) << 4) + in_chunk;  // (row / V) % 8 == a
+    // swizzle key (row / V) % 8, or row % 8 with kSplitRows: a either way
+    constexpr int kGroupBytes = kSplitRows ? 128 : Tr::V * 128, kRowBytes = kSplitRows ? Tr::TO / Tr::V * 128 : 128;
+    const unsigned char* src = tile + (og * 8 + a) * kGroupBytes + ((chunk ^ a) << 4) + in_chunk;
     W w[Tr::V];
 #pragma unroll
-    for (int j = 0; j < Tr::V; ++j) w[j] = *reinterpret_cast<const W*>(src + j * 128);
+    for (int j = 0; j < Tr::V; ++j) w[j] = *reinterpret_cast<const W*>(src + j * kRowBytes);
     T* dst = out + o.out + int64_t{i_elem} * p.stride_i_out + o_elem;
 #pragma unroll
     for (int e = 0; e < Tr::EPW; ++e) {
