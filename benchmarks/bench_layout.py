@@ -44,7 +44,7 @@ def _composite_layout(x, src, dst):
 
 # Kernel variants measured as extra peers of every GPU permute case (TORCH_GROUPED_PERMUTE_KERNEL,
 # read on every call); "ours" is the default choice.
-KERNEL_VARIANTS = ["tile2d", "tma"]
+KERNEL_VARIANTS = ["tile2d", "tma", "next"]
 
 
 def _with_kernel(variant, fn):

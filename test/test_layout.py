@@ -9,8 +9,10 @@ import torch_grouped as tg
 
 # Kernel variants of the CUDA path (TORCH_GROUPED_PERMUTE_KERNEL, read on every call): "" is the
 # default choice, "tile2d" the batched 2-D transpose kernel where it applies, "tma" the same with TMA
-# loads where TMA can address the input, "box" the box kernel even where no vector fits.
-KERNEL_VARIANTS = ["", "tile2d", "tma", "box"]
+# loads where TMA can address the input, "next" (the candidate default) wider elements where whole
+# runs move, the small-axis kernel where one axis of a transpose is short, else as "tma"; "box" the
+# box kernel even where no vector fits.
+KERNEL_VARIANTS = ["", "tile2d", "tma", "next", "box"]
 
 ALL_DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
               torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
@@ -184,6 +186,11 @@ def _kernels_launched(fn):
     ("tma", (512, 256), (1, 0), None, "tile2d_tma_copy"),
     ("tma", (3, 2, 72, 5, 64), (1, 0, 4, 3, 2), None, "tile2d_copy"),  # three batch axes
     ("tma", (1, 256, 96), (0, 2, 1), (6, 256, 96), "tile2d_copy"),     # broadcast batch axis
+    ("next", (512, 256), (1, 0), None, "tile2d_tma_copy"),
+    ("next", (8, 16, 4, 24, 40), (0, 1, 3, 4, 2), None, "small_axis_copy"),  # NCHW -> NCHW4c
+    ("next", (8, 16, 24, 40, 4), (0, 1, 4, 2, 3), None, "small_axis_copy"),  # NCHW4c -> NCHW
+    # NCHW8c -> NHWC: whole 16-byte runs move, a transpose of 16-byte elements (3136 x 8: the box kernel)
+    ("next", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
 ])
 def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monkeypatch):
     """The variant tests above pass whichever kernel runs; this one checks that the variant's
@@ -194,4 +201,29 @@ def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monk
         x = x.expand(expand)
     names = _kernels_launched(lambda: tg.permute_copy(x, perm))
     assert any(f"::{kernel}<" in n for n in names), names
+    if variant == "next" and kernel == "box_copy":
+        assert any("Bytes16" in n for n in names), names  # widened to 16-byte elements
     assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.float32, torch.float64])
+def test_gpu_blocked_layouts_bit_exact(dtype, variant, monkeypatch):
+    """NCHW <-> NCHWxc (the small-axis kernel's and widening's shapes under "next"), padded
+    splits, a short axis of 2, and sliced (offset, strided) inputs."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
+    for shape, src, dst in [((8, 64, 24, 40), "NCHW", "NCHW4c"), ((8, 16, 24, 40, 4), "NCHW4c", "NCHW"),
+                            ((8, 8, 24, 40, 8), "NCHW8c", "NHWC"), ((8, 64, 24, 40), "NCHW", "NCHW8c"),
+                            ((8, 62, 24, 40), "NCHW", "NCHW8c"), ((2, 6, 24, 40), "NCHW", "NCHW2c"),
+                            ((2, 3, 24, 40, 2), "NCHW2c", "NCHW"), ((2, 3, 7, 5, 4), "NCHW4c", "NCHW")]:
+        x = _random(shape, dtype, "cuda")
+        assert torch.equal(tg.layout_transform(x, src, dst), reference.layout_transform(x, src, dst)), (shape, src, dst)
+        # slices of a larger tensor along H (strided views), the second offset by one row
+        for start in (0, 1):
+            big = _random(shape[:2] + (shape[2] + 1,) + shape[3:], dtype, "cuda")
+            view = big[:, :, start:start + shape[2]]
+            assert torch.equal(tg.layout_transform(view, src, dst), reference.layout_transform(view, src, dst))
+        flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)  # offset by one element
+        assert torch.equal(tg.layout_transform(flat, src, dst), reference.layout_transform(flat, src, dst))

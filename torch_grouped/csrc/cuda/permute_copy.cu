@@ -14,6 +14,7 @@
 #include "../kernels/permute.cuh"
 #include "device_info.h"
 #include "layout_cuda.h"
+#include "permute_small.h"
 #include "permute_tma.h"
 
 namespace torch_grouped {
@@ -62,7 +63,9 @@ constexpr int tile_elems() {
 // in one process: TORCH_GROUPED_PERMUTE_KERNEL=box keeps the box kernel even where no vector
 // access fits (default: the gather kernel then); =tile2d takes the batched 2-D transpose kernel
 // where it applies (kernels/permute.cuh), the default kernels elsewhere; =tma the same with TMA
-// loads (kernels/permute_tma.cuh) where TMA can address the input, tile2d elsewhere.
+// loads (kernels/permute_tma.cuh) where TMA can address the input, tile2d elsewhere; =next (the
+// candidate default) wider elements where whole runs move (widen_elements), the small-axis kernel
+// (kernels/permute_small.cuh) where one axis of a transpose holds at most 16 bytes, else as tma.
 std::string forced_kernel() {
   const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
   return std::string(v ? v : "");
@@ -149,9 +152,12 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
   } else {
     kernels::Tile2dPlan tp;
     const std::string variant = forced_kernel();
-    if ((variant == "tile2d" || variant == "tma") && plan_tile2d<T>(shape, in, tp)) {
-      // tma: tile2d's tiles loaded by TMA (cuda/permute_tma.cu), tile2d where TMA cannot address the input
-      if (variant == "tma" && launch_tile2d_tma(sizeof(T), in, out, tp, stream)) return;
+    const bool next = variant == "next";
+    // next: a transpose with a short axis (NCHW <-> NCHW4c) in registers (cuda/permute_small.cu)
+    if (next && launch_small_axis(sizeof(T), shape, in, out, stream)) return;
+    if ((variant == "tile2d" || variant == "tma" || next) && plan_tile2d<T>(shape, in, tp)) {
+      // tma, next: tile2d's tiles loaded by TMA (cuda/permute_tma.cu), tile2d where TMA cannot address the input
+      if ((variant == "tma" || next) && launch_tile2d_tma(sizeof(T), in, out, tp, stream)) return;
       const int64_t blocks =
           std::min<int64_t>(tp.total_tiles, int64_t{multiprocessor_count(c10::cuda::current_device())} *
                                                 tile2d_blocks_per_sm<T>());
@@ -196,19 +202,23 @@ at::Tensor permute_copy_cuda(const at::Tensor& x, at::IntArrayRef dims) {
   std::vector<int64_t> sizes;
   for (int64_t d : perm) sizes.push_back(x.size(d));
   at::Tensor out = at::empty(sizes, x.options().memory_format(at::MemoryFormat::Contiguous));
-  const PermuteShape shape = simplify_permutation(static_cast<int>(x.dim()), x.sizes().data(),
-                                                  x.strides().data(), perm.data());
-  const PermuteKind kind = choose_permute_kind(shape, x.element_size());
+  PermuteShape shape = simplify_permutation(static_cast<int>(x.dim()), x.sizes().data(),
+                                            x.strides().data(), perm.data());
+  const void* in = x.const_data_ptr();  // includes the storage offset
+  // next: wider elements where whole runs move (NCHW8c -> NHWC in fp16: 16-byte elements)
+  const int64_t element_size = forced_kernel() == "next"
+                                   ? widen_elements(shape, x.element_size(), reinterpret_cast<uintptr_t>(in))
+                                   : x.element_size();
+  const PermuteKind kind = choose_permute_kind(shape, element_size);
   if (kind == PermuteKind::Empty) return out;
   const c10::cuda::CUDAGuard guard(x.device());
-  const void* in = x.const_data_ptr();  // includes the storage offset
-  switch (x.element_size()) {
+  switch (element_size) {
     case 1: launch_typed<uint8_t>(in, out.data_ptr(), shape, kind); break;
     case 2: launch_typed<uint16_t>(in, out.data_ptr(), shape, kind); break;
     case 4: launch_typed<uint32_t>(in, out.data_ptr(), shape, kind); break;
     case 8: launch_typed<uint64_t>(in, out.data_ptr(), shape, kind); break;
     case 16: launch_typed<Bytes16>(in, out.data_ptr(), shape, kind); break;
-    default: TORCH_CHECK(false, "permute_copy: element size ", x.element_size(), " is not supported");
+    default: TORCH_CHECK(false, "permute_copy: element size ", element_size, " is not supported");
   }
   return out;
 }

@@ -238,6 +238,24 @@ struct FastDivmod {
   __device__ __forceinline__ uint32_t div(uint32_t n) const { return (__umulhi(n, m) + n) >> s; }
 };
 
+// Adds the offsets of batch index t over n batch axes (outermost first, the last fastest) to `in`
+// and `out`. kFixed >= 0: exactly kFixed axes, unrolled, each coordinate also written to coord[k]
+// (the TMA variant needs them); kFixed < 0: n axes (run time).
+template <int kFixed = -1>
+__device__ __forceinline__ void add_batch_offsets(uint32_t t, int n, const FastDivmod* size, const int64_t* in_stride,
+                                                  const int64_t* out_stride, int64_t& in, int64_t& out,
+                                                  int32_t* coord = nullptr) {
+#pragma unroll
+  for (int k = (kFixed < 0 ? n : kFixed) - 1; k >= 0; --k) {
+    const uint32_t q = size[k].div(t);
+    const int64_t b = t - q * size[k].d;
+    t = q;
+    in += b * in_stride[k];
+    out += b * out_stride[k];
+    if constexpr (kFixed >= 0) coord[k] = static_cast<int32_t>(b);
+  }
+}
+
 constexpr int kTile2dBatch = kPermuteMaxRank - 2;
 constexpr int kTile2dRows = 128;  // tile extent along o (rows of the shared-memory tile)
 
@@ -307,15 +325,7 @@ __device__ __forceinline__ Tile2dOrigin tile2d_origin(const Tile2dPlan& p, uint3
   o.o0 = o0;
   o.in = int64_t{o0} * p.stride_o_in + i0;
   o.out = int64_t{i0} * p.stride_i_out + o0;
-#pragma unroll
-  for (int k = (kBatch < 0 ? p.batch : kBatch) - 1; k >= 0; --k) {
-    q = p.batch_size[k].div(t);
-    const int64_t b = t - q * p.batch_size[k].d;
-    t = q;
-    o.in += b * p.batch_in[k];
-    o.out += b * p.batch_out[k];
-    if constexpr (kBatch >= 0) coord[k] = static_cast<int32_t>(b);
-  }
+  add_batch_offsets<kBatch>(t, p.batch, p.batch_size, p.batch_in, p.batch_out, o.in, o.out, coord);
   o.rem_i = min(TI, p.size_i - i0);
   o.rem_o = min(TO, p.size_o - o0);
   return o;
