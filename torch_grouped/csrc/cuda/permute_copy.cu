@@ -179,7 +179,8 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     const int vout = widest<T>([&](int w) {
       return aligned(out, w * sizeof(T)) && shape.size[out_axis] % w == 0 && (1 << p.log2_extent[out_slot]) % w == 0;
     });
-    if (vin == 1 && vout == 1 && forced_kernel() != "box") {
+    // (next: 16-byte elements, e.g. widened ones, are whole vectors: the box kernel coalesces both sides)
+    if (vin == 1 && vout == 1 && variant != "box" && !(next && sizeof(T) == 16)) {
       // No vector fits on either side (odd inner sizes, as in (3, H, W, 7) → (7, H, W, 3)):
       // element-wise tiles only add shared-memory traffic to the same scalar accesses.
       return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather);
