@@ -191,6 +191,8 @@ def _kernels_launched(fn):
     ("next", (8, 16, 24, 40, 4), (0, 1, 4, 2, 3), None, "small_axis_copy"),  # NCHW4c -> NCHW
     # NCHW8c -> NHWC: whole 16-byte runs move, a transpose of 16-byte elements (3136 x 8: the box kernel)
     ("next", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
+    ("next", (32, 64, 256), (1, 0, 2), None, "gather_fast_copy"),  # rows of widened 16-byte elements
+    ("next", (3, 64, 64, 7), (3, 1, 2, 0), None, "gather_fast_copy"),  # no vector fits: the gather
 ])
 def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monkeypatch):
     """The variant tests above pass whichever kernel runs; this one checks that the variant's

@@ -14,6 +14,7 @@
 #include "../kernels/permute.cuh"
 #include "device_info.h"
 #include "layout_cuda.h"
+#include "permute_gather.h"
 #include "permute_small.h"
 #include "permute_tma.h"
 
@@ -65,7 +66,8 @@ constexpr int tile_elems() {
 // where it applies (kernels/permute.cuh), the default kernels elsewhere; =tma the same with TMA
 // loads (kernels/permute_tma.cuh) where TMA can address the input, tile2d elsewhere; =next (the
 // candidate default) wider elements where whole runs move (widen_elements), the small-axis kernel
-// (kernels/permute_small.cuh) where one axis of a transpose holds at most 16 bytes, else as tma.
+// (kernels/permute_small.cuh) where one axis of a transpose holds at most 16 bytes, else as tma;
+// gathers and rows of 16-byte elements by gather_fast_copy (kernels/permute_gather.cuh).
 std::string forced_kernel() {
   const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
   return std::string(v ? v : "");
@@ -133,6 +135,13 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const int64_t max_blocks = int64_t{multiprocessor_count(c10::cuda::current_device())} * 8;
   constexpr int T_ = kernels::kPermuteThreads;
+  const std::string variant = forced_kernel();
+  const bool next = variant == "next";
+  // next: gathers, and row copies of 16-byte (widened) elements, with 32-bit multiply-shift index
+  // math (cuda/permute_gather.cu)
+  if (next && (kind == PermuteKind::Gather || (kind == PermuteKind::Rows && sizeof(T) == 16)) &&
+      launch_gather_fast(sizeof(T), shape, in, out, stream))
+    return;
   if (kind == PermuteKind::Gather) {
     const int64_t blocks = std::min(max_blocks, (shape.numel + T_ - 1) / T_);
     kernels::gather_copy<T><<<blocks, T_, 0, stream>>>(in, out, shape);
@@ -151,8 +160,6 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     });
   } else {
     kernels::Tile2dPlan tp;
-    const std::string variant = forced_kernel();
-    const bool next = variant == "next";
     // next: a transpose with a short axis (NCHW <-> NCHW4c) in registers (cuda/permute_small.cu)
     if (next && launch_small_axis(sizeof(T), shape, in, out, stream)) return;
     if ((variant == "tile2d" || variant == "tma" || next) && plan_tile2d<T>(shape, in, tp)) {

@@ -13,10 +13,6 @@
 namespace torch_grouped {
 namespace {
 
-template <int E>
-using Elem = std::conditional_t<E == 1, uint8_t, std::conditional_t<E == 2, uint16_t,
-                                                                    std::conditional_t<E == 4, uint32_t, uint64_t>>>;
-
 // The longest short axis taken: 16 int8 elements (a 256-byte block per thread) spilled the
 // transposed vectors to local memory (ptxas: 32 bytes of spills at 80 registers); 8 did not.
 constexpr int kMaxShort = 8;
@@ -66,7 +62,7 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
     ++p.batch;
   }
   p.units = static_cast<uint32_t>(units);
-  using T = Elem<E>;
+  using T = kernels::BytesOf<E>;
   constexpr int threads = kernels::kPermuteThreads;
   const int64_t blocks = std::min<int64_t>((units + threads - 1) / threads,
                                            int64_t{multiprocessor_count(c10::cuda::current_device())} * 8);

@@ -15,12 +15,6 @@
 namespace torch_grouped {
 namespace {
 
-// An element type of each size: the kernels only move bytes.
-template <int E>
-using Elem = std::conditional_t<E == 1, uint8_t,
-             std::conditional_t<E == 2, uint16_t,
-             std::conditional_t<E == 4, uint32_t, std::conditional_t<E == 8, uint64_t, uint4>>>>;
-
 // The plan with exactly two batch axes (size-1 axes in front), or false where TMA cannot take it.
 bool pad_batch(const kernels::Tile2dPlan& p, kernels::Tile2dPlan& q) {
   if (p.batch > 2) return false;
@@ -44,7 +38,7 @@ bool pad_batch(const kernels::Tile2dPlan& p, kernels::Tile2dPlan& q) {
 // inner and outer batch axes.
 template <int E>
 bool encode_map(const void* in, const kernels::Tile2dPlan& q, CUtensorMap& map) {
-  using Tr = kernels::Tile2dTraits<Elem<E>>;
+  using Tr = kernels::Tile2dTraits<kernels::BytesOf<E>>;
   constexpr int64_t kStrideLimit = int64_t{1} << 40, kCoordLimit = int64_t{1} << 31;
   const int64_t row_bytes = int64_t{q.size_i} * E;
   if (row_bytes >= kCoordLimit || q.stride_o_in == 0) return false;
@@ -89,7 +83,7 @@ int blocks_per_sm(int device) {
 
 template <int E>
 bool launch(const void* in, void* out, const kernels::Tile2dPlan& p, cudaStream_t stream) {
-  using T = Elem<E>;
+  using T = kernels::BytesOf<E>;
   kernels::Tile2dTmaPlan P;
   if (!pad_batch(p, P.p) || !encode_map<E>(in, P.p, P.map)) return false;
   const int device = c10::cuda::current_device();

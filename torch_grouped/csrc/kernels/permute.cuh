@@ -12,12 +12,20 @@
 // one element per thread, coalesced writes.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "../common/permute_plan.h"
 
 namespace torch_grouped::kernels {
 
 constexpr int kPermuteThreads = 256;
+
+// An unsigned type of E bytes (1, 2, 4, 8, 16): the kernels only move bytes, so the launchers that
+// dispatch on the element size instantiate them on these.
+template <int E>
+using BytesOf = std::conditional_t<E == 1, uint8_t,
+                std::conditional_t<E == 2, uint16_t,
+                std::conditional_t<E == 4, uint32_t, std::conditional_t<E == 8, uint64_t, uint4>>>>;
 
 template <typename T, int V>
 struct alignas(sizeof(T) * V) Vec {
