@@ -1,4 +1,6 @@
 """permute_copy and layout_transform against permute().contiguous(), the cases of ANCHORS.md."""
+import os
+
 import torch
 
 import torch_grouped as tg
@@ -40,12 +42,44 @@ def _composite_layout(x, src, dst):
     raise ValueError((src, dst))
 
 
+# Kernel variants measured as extra peers of every GPU case (TORCH_GROUPED_PERMUTE_KERNEL, read on
+# every call); "ours" is the choice in the environment at start (normally the default, "").
+KERNEL_VARIANTS = ["tile2d", "tma", "next"]
+_KNOB = "TORCH_GROUPED_PERMUTE_KERNEL"
+_OURS = os.environ.get(_KNOB, "")
+
+
+def _with_kernel(variant, fn):
+    """fn under `variant`. The variable is left set and only written when it changes, so that a
+    timing loop pays a dict lookup per call, not a putenv (small cases are host-bound); "ours" is
+    wrapped too, so that it never runs under a variant left set by a peer."""
+    def run():
+        if os.environ.get(_KNOB) != variant:
+            os.environ[_KNOB] = variant
+        return fn()
+    return run
+
+
+def _variant_peers(fn, ref):
+    """fn under each kernel variant; each is checked once against ref here (run.py checks only
+    "ours"), and a wrong result is named in the peer's label rather than stopping the run."""
+    peers = {}
+    for variant in KERNEL_VARIANTS:
+        run = _with_kernel(variant, fn)
+        ok = torch.equal(run(), ref)
+        peers[f"kernel={variant}" + ("" if ok else " WRONG RESULT")] = run
+    return peers
+
+
 def _permute_case(shape, perm, dtype, device, name=None):
     x = _random(shape, dtype, device)
     nbytes = 2.0 * x.numel() * x.element_size()
-    return Case("permute_copy", name or f"{tuple(shape)}->{tuple(perm)}", dtype,
-                lambda: tg.permute_copy(x, perm), {"permute().contiguous()": lambda: x.permute(perm).contiguous()},
-                nbytes, "copy", 0.0, exact=True)
+    peers = {"permute().contiguous()": lambda: x.permute(perm).contiguous()}
+    ours = _with_kernel(_OURS, lambda: tg.permute_copy(x, perm))
+    if on_gpu(device):
+        peers.update(_variant_peers(lambda: tg.permute_copy(x, perm), x.permute(perm).contiguous()))
+    return Case("permute_copy", name or f"{tuple(shape)}->{tuple(perm)}", dtype, ours, peers, nbytes, "copy", 0.0,
+                exact=True)
 
 
 def cases(device):
@@ -67,8 +101,11 @@ def cases(device):
 def _layout_cases(layouts, dtype, device):
     for shape, src, dst in layouts:
         x = _random(shape, dtype, device)
-        out_numel = tg.layout_transform(x, src, dst).numel()
-        yield Case("layout_transform", f"{tuple(shape)} {src}->{dst}", dtype,
-                   lambda x=x, src=src, dst=dst: tg.layout_transform(x, src, dst),
-                   {"reshape/pad/permute": lambda x=x, src=src, dst=dst: _composite_layout(x, src, dst)},
-                   float((x.numel() + out_numel) * x.element_size()), "copy", 0.0, exact=True)
+        fn = lambda x=x, src=src, dst=dst: tg.layout_transform(x, src, dst)  # noqa: E731
+        ours = _with_kernel(_OURS, fn)
+        ref = _composite_layout(x, src, dst)
+        peers = {"reshape/pad/permute": lambda x=x, src=src, dst=dst: _composite_layout(x, src, dst)}
+        if on_gpu(device):
+            peers.update(_variant_peers(fn, ref))
+        yield Case("layout_transform", f"{tuple(shape)} {src}->{dst}", dtype, ours, peers,
+                   float((x.numel() + ref.numel()) * x.element_size()), "copy", 0.0, exact=True)

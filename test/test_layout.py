@@ -7,6 +7,13 @@ from hypothesis import given, settings, strategies as st
 import reference
 import torch_grouped as tg
 
+# Kernel variants of the CUDA path (TORCH_GROUPED_PERMUTE_KERNEL, read on every call): "" is the
+# default choice, "tile2d" the batched 2-D transpose kernel where it applies, "tma" the same with TMA
+# loads where TMA can address the input, "next" (the candidate default) wider elements where whole
+# runs move, the small-axis kernel where one axis of a transpose is short, else as "tma"; "box" the
+# box kernel even where no vector fits.
+KERNEL_VARIANTS = ["", "tile2d", "tma", "next", "box"]
+
 ALL_DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
               torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
 
@@ -97,14 +104,18 @@ def test_huge_int8_above_2_to_the_31_elements():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.int8, torch.float64, torch.complex128])
-def test_gpu_kernel_paths_bit_exact(dtype):
+def test_gpu_kernel_paths_bit_exact(dtype, variant, monkeypatch):
     """Shapes that take every kernel path: row copies, 2-D and 3-D tiles (tiny axes), misaligned
     and strided views (scalar and gather paths), broadcast (stride-0) inputs."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
     cases = [((1, 384, 512, 128), (0, 3, 1, 2)), ((3, 1024, 7), (2, 1, 0)), ((2, 72, 48, 96), (0, 3, 1, 2)),
              ((1024, 2, 32, 8), (3, 2, 0, 1)), ((32, 64, 256), (1, 0, 2)), ((5, 7, 11, 13), (1, 3, 0, 2)),
              ((4, 8, 16, 3), (3, 0, 2, 1)), ((257, 129), (1, 0)), ((6, 5, 4, 3, 2, 3, 2, 2), (7, 5, 3, 1, 6, 4, 2, 0)),
-             ((1, 96, 128, 128), (0, 3, 1, 2)), ((32, 32, 32, 32), (3, 2, 1, 0))]  # the benchmark's, smaller
+             ((1, 96, 128, 128), (0, 3, 1, 2)), ((32, 32, 32, 32), (3, 2, 1, 0)),  # the benchmark's, smaller
+             # tile2d: partial tiles on both axes, batch axes around and between the two axes
+             ((3, 200, 48), (0, 2, 1)), ((272, 16, 5, 32), (3, 2, 0, 1)), ((2, 64, 48, 144), (0, 3, 1, 2))]
     for shape, perm in cases:
         base = _random([s + 1 for s in shape], dtype, "cuda")
         for x in (_random(shape, dtype, "cuda"),                       # contiguous
@@ -117,7 +128,9 @@ def test_gpu_kernel_paths_bit_exact(dtype):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_gpu_permute_in_cuda_graph():
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
+def test_gpu_permute_in_cuda_graph(variant, monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)  # (32, 6144) transpose: tile2d / tma apply
     x = torch.randn(64, 96, 32, device="cuda", dtype=torch.float16)
     tg.permute_copy(x, [2, 0, 1])  # warm up outside the capture
     graph = torch.cuda.CUDAGraph()
@@ -126,3 +139,93 @@ def test_gpu_permute_in_cuda_graph():
     x.copy_(torch.randn_like(x))
     graph.replay()
     assert torch.equal(out, x.permute(2, 0, 1).contiguous())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.int8, torch.float64,
+                                   torch.complex128])
+def test_gpu_transposes_bit_exact(dtype, variant, monkeypatch):
+    """Batched 2-D transposes (tile2d's shapes): exact and ragged tile counts, 16-byte aligned
+    strided views (a slice of a wider tensor), a broadcast batch axis, layout_transform."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
+    cases = [((512, 256), (1, 0)), ((48, 1040), (1, 0)), ((4, 384, 136), (0, 2, 1)), ((4, 384, 136), (2, 0, 1)),
+             ((3, 128, 5, 64), (2, 3, 0, 1)), ((16, 2, 128, 16), (3, 1, 0, 2)),
+             # two batch axes (simplified (2, 1280, 3, 72)): the TMA map's 5 dimensions all used
+             ((2, 72, 3, 4, 5, 64), (0, 3, 4, 5, 2, 1)),
+             # three batch axes (simplified (2, 3, 64, 5, 72)): beyond TMA's 5, tma falls back to tile2d
+             ((3, 2, 72, 5, 64), (1, 0, 4, 3, 2))]
+    for shape, perm in cases:
+        x = _random(shape, dtype, "cuda")
+        assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous()), (shape, perm, variant)
+        wide = _random(shape[:-1] + (shape[-1] + 32,), dtype, "cuda")[..., 16:16 + shape[-1]]
+        assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous()), (shape, perm, "view")
+    x = _random((1, 256, 96), dtype, "cuda").expand(6, 256, 96)
+    assert torch.equal(tg.permute_copy(x, (0, 2, 1)), x.permute(0, 2, 1).contiguous())
+    if dtype in (torch.float16, torch.float32, torch.int8):
+        y = _random((2, 64, 24, 40), dtype, "cuda")
+        assert torch.equal(tg.layout_transform(y, "NCHW", "NHWC"), reference.layout_transform(y, "NCHW", "NHWC"))
+        z = _random((2, 8, 24, 40, 16), dtype, "cuda")
+        assert torch.equal(tg.layout_transform(z, "NCHW16c", "NCHW"), reference.layout_transform(z, "NCHW16c", "NCHW"))
+
+
+def _kernels_launched(fn):
+    """Names of the CUDA kernels that fn() launches (the profiler's, demangled)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant,shape,perm,expand,kernel", [
+    ("tile2d", (2, 72, 3, 4, 5, 64), (0, 3, 4, 5, 2, 1), None, "tile2d_copy"),
+    ("tma", (2, 72, 3, 4, 5, 64), (0, 3, 4, 5, 2, 1), None, "tile2d_tma_copy"),
+    ("tma", (512, 256), (1, 0), None, "tile2d_tma_copy"),
+    ("tma", (3, 2, 72, 5, 64), (1, 0, 4, 3, 2), None, "tile2d_copy"),  # three batch axes
+    ("tma", (1, 256, 96), (0, 2, 1), (6, 256, 96), "tile2d_copy"),     # broadcast batch axis
+    ("next", (512, 256), (1, 0), None, "tile2d_tma_copy"),
+    ("next", (8, 16, 4, 24, 40), (0, 1, 3, 4, 2), None, "small_axis_copy"),  # NCHW -> NCHW4c
+    ("next", (8, 16, 24, 40, 4), (0, 1, 4, 2, 3), None, "small_axis_copy"),  # NCHW4c -> NCHW
+    # NCHW8c -> NHWC: whole 16-byte runs move, a transpose of 16-byte elements (3136 x 8: the box kernel)
+    ("next", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
+    ("next", (32, 64, 256), (1, 0, 2), None, "gather_fast_copy"),  # rows of widened 16-byte elements
+    ("next", (3, 64, 64, 7), (3, 1, 2, 0), None, "gather_fast_copy"),  # no vector fits: the gather
+])
+def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monkeypatch):
+    """The variant tests above pass whichever kernel runs; this one checks that the variant's
+    kernel (or its documented fallback) is the one launched, so that they test what they name."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
+    x = _random(shape, torch.float16, "cuda")
+    if expand is not None:
+        x = x.expand(expand)
+    names = _kernels_launched(lambda: tg.permute_copy(x, perm))
+    assert any(f"::{kernel}<" in n for n in names), names
+    if variant == "next" and kernel == "box_copy":
+        assert any("Bytes16" in n for n in names), names  # widened to 16-byte elements
+    assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.float32, torch.float64])
+def test_gpu_blocked_layouts_bit_exact(dtype, variant, monkeypatch):
+    """NCHW <-> NCHWxc (the small-axis kernel's and widening's shapes under "next"), padded
+    splits, a short axis of 2, and sliced (offset, strided) inputs."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
+    for shape, src, dst in [((8, 64, 24, 40), "NCHW", "NCHW4c"), ((8, 16, 24, 40, 4), "NCHW4c", "NCHW"),
+                            ((8, 8, 24, 40, 8), "NCHW8c", "NHWC"), ((8, 64, 24, 40), "NCHW", "NCHW8c"),
+                            ((8, 62, 24, 40), "NCHW", "NCHW8c"), ((2, 6, 24, 40), "NCHW", "NCHW2c"),
+                            ((2, 3, 24, 40, 2), "NCHW2c", "NCHW"), ((2, 3, 7, 5, 4), "NCHW4c", "NCHW")]:
+        x = _random(shape, dtype, "cuda")
+        assert torch.equal(tg.layout_transform(x, src, dst), reference.layout_transform(x, src, dst)), (shape, src, dst)
+        # slices of a larger tensor along H (strided views), the second offset by one row
+        for start in (0, 1):
+            big = _random(shape[:2] + (shape[2] + 1,) + shape[3:], dtype, "cuda")
+            view = big[:, :, start:start + shape[2]]
+            assert torch.equal(tg.layout_transform(view, src, dst), reference.layout_transform(view, src, dst))
+        flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)  # offset by one element
+        assert torch.equal(tg.layout_transform(flat, src, dst), reference.layout_transform(flat, src, dst))

@@ -81,3 +81,50 @@ def test_box_plans_keep_their_invariants(shape, data, element_size):
         assert element_size > 4 or every * element_size < 4 or words % 2 == 1
     else:
         assert slots[0][0] == len(sizes) - 1 and smem == elems
+
+
+def _widen(shape, perm, element_size, strides=None, base=0):
+    strides = strides or _contiguous_strides(shape)
+    return torch.ops.grouped._permute_widen(list(shape), strides, list(perm), element_size, base)
+
+
+class TestWidenDumps(expecttest.TestCase):
+    """widen_elements (the `next` variant): whole runs of the output-inner axis move as wider elements."""
+
+    def test_nchw8c_to_nhwc_fp16_moves_16_byte_elements(self):
+        # (8, 8, 56, 56, 8) -> (0, 2, 3, 1, 4): simplified 8 x 3136 x 8 x 8 with the 8-wide c8 inner
+        self.assertExpectedInline(_widen((8, 8, 56, 56, 8), (0, 2, 3, 1, 4), 2), """16 bytes | shape 8@25088 3136@1 8@3136 | numel 200704""")
+
+    def test_a_32_byte_run_stays_two_16_byte_elements(self):
+        self.assertExpectedInline(_widen((8, 8, 56, 56, 8), (0, 2, 3, 1, 4), 4), """16 bytes | shape 8@50176 3136@2 8@6272 2@1 | numel 401408""")
+
+    def test_a_misaligned_base_or_stride_narrows_the_element(self):
+        self.assertExpectedInline(_widen((8, 8, 56, 56, 8), (0, 2, 3, 1, 4), 2, base=4), """4 bytes | shape 8@100352 3136@4 8@12544 4@1 | numel 802816""")
+        strides = [8 * 56 * 56 * 8 + 2, 56 * 56 * 8, 56 * 8, 8, 1]  # batch stride off by one int16 pair
+        self.assertExpectedInline(_widen((8, 8, 56, 56, 8), (0, 2, 3, 1, 4), 2, strides=strides), """4 bytes | shape 8@100353 3136@4 8@12544 4@1 | numel 802816""")
+
+    def test_inner_axis_that_moves_is_not_widened(self):
+        self.assertExpectedInline(_widen((1, 384, 512, 128), (0, 3, 1, 2), 2), """2 bytes | shape 128@1 196608@128 | numel 25165824""")
+
+
+@settings(max_examples=100, deadline=None)
+@given(shape=st.lists(st.sampled_from([1, 2, 3, 4, 8, 16]), min_size=1, max_size=4), data=st.data(),
+       element_size=st.sampled_from([1, 2, 4, 8]), base=st.sampled_from([0, 1, 2, 4, 8]))
+def test_widened_shape_addresses_the_same_bytes(shape, data, element_size, base):
+    """Every output byte comes from the same input byte before and after widening."""
+    perm = data.draw(st.permutations(range(len(shape))))
+    strides = _contiguous_strides(shape)
+    text = _widen(shape, perm, element_size, strides, base * element_size)
+    wide = int(text.split(" bytes")[0])
+    sizes_strides = [tuple(map(int, a.split("@"))) for a in text.split("| shape")[1].split("|")[0].split()]
+    assert wide % element_size == 0 and wide <= 16 and (base * element_size) % wide == 0
+
+    def source_bytes(axes, esize):
+        # input byte offsets in output order: nested loops over the axes, `esize` bytes each
+        offs = [0]
+        for size, stride in axes:
+            offs = [o + i * stride * esize for o in offs for i in range(size)]
+        return [o + b for o in offs for b in range(esize)]
+
+    before = [(shape[d], strides[d]) for d in perm]
+    assert source_bytes(sizes_strides, wide) == source_bytes(before, element_size)

@@ -21,7 +21,7 @@ def main(source, sass=False):
 
     cutlass = os.path.join(os.path.dirname(cutlass_library.__file__), "source")
     includes += [os.path.join(cutlass, "include"), os.path.join(cutlass, "tools/util/include")]
-    out = "/tmp/nvcc_check.o"
+    out = f"/tmp/nvcc_check.{os.getpid()}.o"  # per process: two checks may run at once
     cmd = [os.path.join(home, "bin/nvcc"), "-c", source, "-o", out, "-gencode=arch=compute_90a,code=sm_90a",
            "-O3", "-std=c++20", "--expt-relaxed-constexpr", "-Xptxas=-v", "-DNDEBUG", "-DTORCH_GROUPED_WITH_CUDA",
            "--compiler-options", "-fPIC", "-I", os.path.join(ROOT, "torch_grouped/csrc"),

@@ -24,4 +24,5 @@ TORCH_LIBRARY(grouped, m) {
   m.def("_schedule_streamk(int m, int n, int k, int tile_m, int tile_n, int tile_k, str decomposition, int splits, int grid) -> Tensor");
   // Private: the permute_copy planner's decision for a tensor (csrc/cpu/schedule_dump.cpp).
   m.def("_permute_plan(int[] sizes, int[] strides, int[] dims, int element_size, int tile_elems) -> str");
+  m.def("_permute_widen(int[] sizes, int[] strides, int[] dims, int element_size, int base) -> str");
 }

@@ -46,6 +46,27 @@ PermuteShape simplify_permutation(int rank, const int64_t* sizes, const int64_t*
   return s;
 }
 
+int64_t widen_elements(PermuteShape& s, int64_t element_size, uintptr_t base) {
+  if (s.rank == 0 || s.in_stride[s.rank - 1] != 1) return element_size;
+  const int inner = s.rank - 1;
+  for (int64_t w = 16; w > element_size; w /= 2) {
+    const int64_t f = w / element_size;  // elements per wide element (sizes are powers of two)
+    bool ok = w % element_size == 0 && base % w == 0 && s.size[inner] % f == 0;
+    for (int d = 0; d < inner; ++d) ok = ok && s.in_stride[d] % f == 0;
+    if (!ok) continue;
+    s.size[inner] /= f;
+    s.numel /= f;
+    for (int d = 0; d < inner; ++d) s.in_stride[d] /= f;
+    // A run of one wide element: drop the axis. (No merge follows: strides and sizes were divided
+    // alike, so axes that were not adjacent in the input still are not.)
+    if (s.size[inner] == 1) --s.rank;
+    int64_t step = 1;
+    for (int d = s.rank - 1; d >= 0; --d) s.out_stride[d] = step, step *= s.size[d];
+    return w;
+  }
+  return element_size;
+}
+
 PermuteKind choose_permute_kind(const PermuteShape& s, int64_t element_size) {
   if (s.numel == 0) return PermuteKind::Empty;
   if (s.rank == 0) return PermuteKind::Rows;  // a single element

@@ -55,6 +55,14 @@ struct RowsPlan {
   int64_t rows_per_chunk = 1;  // whole rows per block step (rows shorter than a chunk)
 };
 
+// Where the output-inner axis is the input's unit-stride axis, the copy moves whole runs of it,
+// so it may move wider elements: returns the widest W (element_size <= W <= 16 bytes, a power of
+// two) that divides the run's bytes, every other input stride's bytes and `base`, and rewrites `s`
+// in W-byte elements (a run of one element leaves the shape, as simplification would drop it).
+// E.g. NCHW8c -> NHWC in fp16 becomes a transpose of 16-byte elements. Returns element_size where
+// nothing wider fits.
+int64_t widen_elements(PermuteShape& s, int64_t element_size, uintptr_t base);
+
 PermuteKind choose_permute_kind(const PermuteShape& s, int64_t element_size);
 // `tile_elems`: the element budget of one box (a power of two).
 BoxPlan plan_box(const PermuteShape& s, int64_t element_size, int64_t tile_elems);

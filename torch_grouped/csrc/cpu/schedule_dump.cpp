@@ -147,10 +147,26 @@ std::string permute_plan(at::IntArrayRef sizes, at::IntArrayRef strides, at::Int
   return out.str();
 }
 
+// widen_elements on the simplified shape (TORCH_GROUPED_PERMUTE_KERNEL=next), as text: the
+// element size it chose and the shape in those elements. `base`: the input's address.
+std::string permute_widen(at::IntArrayRef sizes, at::IntArrayRef strides, at::IntArrayRef dims, int64_t element_size,
+                          int64_t base) {
+  TORCH_CHECK_VALUE(sizes.size() == strides.size() && sizes.size() == dims.size() && sizes.size() <= 8,
+                    "permute widen: sizes, strides and dims must have one entry per axis (at most 8)");
+  PermuteShape s = simplify_permutation(static_cast<int>(sizes.size()), sizes.data(), strides.data(), dims.data());
+  const int64_t wide = widen_elements(s, element_size, static_cast<uintptr_t>(base));
+  std::ostringstream out;
+  out << wide << " bytes | shape";
+  for (int d = 0; d < s.rank; ++d) out << " " << s.size[d] << "@" << s.in_stride[d];
+  out << " | numel " << s.numel;
+  return out.str();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_permute_plan", &permute_plan);
+  m.impl("_permute_widen", &permute_widen);
   m.impl("_schedule_grouped", &schedule_grouped);
   m.impl("_schedule_rank2k", &schedule_rank2k);
   m.impl("_schedule_streamk", &schedule_streamk);

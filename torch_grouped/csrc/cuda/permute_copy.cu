@@ -14,6 +14,9 @@
 #include "../kernels/permute.cuh"
 #include "device_info.h"
 #include "layout_cuda.h"
+#include "permute_gather.h"
+#include "permute_small.h"
+#include "permute_tma.h"
 
 namespace torch_grouped {
 namespace {
@@ -57,12 +60,70 @@ constexpr int tile_elems() {
   return 16384 / static_cast<int>(sizeof(T));
 }
 
-// Tuning knob for benchmarks: TORCH_GROUPED_PERMUTE_KERNEL=box keeps the tile kernel even where
-// no vector access fits (default: the gather kernel then).
-const std::string& forced_kernel() {
-  static const std::string value = [] {
-    const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
-    return std::string(v ? v : "");
+// Kernel variants, read on every call (a getenv is cheap) so that a benchmark or a test can switch
+// in one process: TORCH_GROUPED_PERMUTE_KERNEL=box keeps the box kernel even where no vector
+// access fits (default: the gather kernel then); =tile2d takes the batched 2-D transpose kernel
+// where it applies (kernels/permute.cuh), the default kernels elsewhere; =tma the same with TMA
+// loads (kernels/permute_tma.cuh) where TMA can address the input, tile2d elsewhere; =next (the
+// candidate default) wider elements where whole runs move (widen_elements), the small-axis kernel
+// (kernels/permute_small.cuh) where one axis of a transpose holds at most 16 bytes, else as tma;
+// gathers and rows of 16-byte elements by gather_fast_copy (kernels/permute_gather.cuh).
+std::string forced_kernel() {
+  const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
+  return std::string(v ? v : "");
+}
+
+// A tile2d plan for `shape`, or false where tile2d does not apply: the input-inner and
+// output-inner axes differ, both are multiples of the 16-byte vector and at least half a tile,
+// the input is 16-byte aligned with every row start aligned, and tile indices fit 31 bits.
+template <typename T>
+bool plan_tile2d(const PermuteShape& s, const T* in, kernels::Tile2dPlan& p) {
+  using Tr = kernels::Tile2dTraits<T>;
+  if (s.rank < 2 || !aligned(in, 16)) return false;
+  const int o = s.rank - 1;
+  int i = -1;
+  for (int d = 0; d < s.rank; ++d)
+    if (s.in_stride[d] == 1) i = d;
+  if (i < 0 || i == o) return false;
+  if (s.size[i] % Tr::V || s.size[o] % Tr::V) return false;
+  // At least half a tile along each axis (64 bytes along i, 64 rows along o); narrower copies
+  // keep the box kernel, which extends short runs with a second axis.
+  if (s.size[i] * Tr::E < 64 || s.size[o] < Tr::TO / 2) return false;
+  for (int d = 0; d < s.rank; ++d)
+    if (d != i && s.in_stride[d] % Tr::V) return false;
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  if (s.size[i] > kMax || s.size[o] > kMax) return false;
+  const int64_t ti = (s.size[i] + Tr::TI - 1) / Tr::TI, to = (s.size[o] + Tr::TO - 1) / Tr::TO;
+  int64_t total = ti * to;
+  p = kernels::Tile2dPlan{};
+  for (int d = 0; d < s.rank; ++d) {
+    if (d == i || d == o) continue;
+    total *= s.size[d];
+    if (total > kMax) return false;
+    p.batch_size[p.batch] = kernels::FastDivmod(static_cast<uint32_t>(s.size[d]));
+    p.batch_in[p.batch] = s.in_stride[d];
+    p.batch_out[p.batch] = s.out_stride[d];
+    ++p.batch;
+  }
+  if (total > kMax) return false;
+  p.size_i = static_cast<int32_t>(s.size[i]);
+  p.size_o = static_cast<int32_t>(s.size[o]);
+  p.stride_o_in = s.in_stride[o];
+  p.stride_i_out = s.out_stride[i];
+  p.tiles_i = kernels::FastDivmod(static_cast<uint32_t>(ti));
+  p.tiles_o = kernels::FastDivmod(static_cast<uint32_t>(to));
+  p.total_tiles = static_cast<int32_t>(total);
+  return true;
+}
+
+// Resident tile2d blocks per SM (16 KB of shared memory each), asked once per element type.
+template <typename T>
+int tile2d_blocks_per_sm() {
+  static const int value = [] {
+    int n = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernels::tile2d_copy<T>,
+                                                                 kernels::kPermuteThreads, 0));
+    return std::max(n, 1);
   }();
   return value;
 }
@@ -74,6 +135,13 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const int64_t max_blocks = int64_t{multiprocessor_count(c10::cuda::current_device())} * 8;
   constexpr int T_ = kernels::kPermuteThreads;
+  const std::string variant = forced_kernel();
+  const bool next = variant == "next";
+  // next: gathers, and row copies of 16-byte (widened) elements, with 32-bit multiply-shift index
+  // math (cuda/permute_gather.cu)
+  if (next && (kind == PermuteKind::Gather || (kind == PermuteKind::Rows && sizeof(T) == 16)) &&
+      launch_gather_fast(sizeof(T), shape, in, out, stream))
+    return;
   if (kind == PermuteKind::Gather) {
     const int64_t blocks = std::min(max_blocks, (shape.numel + T_ - 1) / T_);
     kernels::gather_copy<T><<<blocks, T_, 0, stream>>>(in, out, shape);
@@ -91,6 +159,19 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
       kernels::row_copy<T, V, unroll><<<blocks, T_, 0, stream>>>(in, out, p);
     });
   } else {
+    kernels::Tile2dPlan tp;
+    // next: a transpose with a short axis (NCHW <-> NCHW4c) in registers (cuda/permute_small.cu)
+    if (next && launch_small_axis(sizeof(T), shape, in, out, stream)) return;
+    if ((variant == "tile2d" || variant == "tma" || next) && plan_tile2d<T>(shape, in, tp)) {
+      // tma, next: tile2d's tiles loaded by TMA (cuda/permute_tma.cu), tile2d where TMA cannot address the input
+      if ((variant == "tma" || next) && launch_tile2d_tma(sizeof(T), in, out, tp, stream)) return;
+      const int64_t blocks =
+          std::min<int64_t>(tp.total_tiles, int64_t{multiprocessor_count(c10::cuda::current_device())} *
+                                                tile2d_blocks_per_sm<T>());
+      kernels::tile2d_copy<T><<<blocks, T_, 0, stream>>>(in, out, tp);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
     constexpr int tile = tile_elems<T>();
     const BoxPlan p = plan_box(shape, sizeof(T), tile);
     TORCH_INTERNAL_ASSERT(p.box_elems <= tile, "permute_copy: box of ", p.box_elems, " elements");
@@ -105,7 +186,8 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     const int vout = widest<T>([&](int w) {
       return aligned(out, w * sizeof(T)) && shape.size[out_axis] % w == 0 && (1 << p.log2_extent[out_slot]) % w == 0;
     });
-    if (vin == 1 && vout == 1 && forced_kernel() != "box") {
+    // (next: 16-byte elements, e.g. widened ones, are whole vectors: the box kernel coalesces both sides)
+    if (vin == 1 && vout == 1 && variant != "box" && !(next && sizeof(T) == 16)) {
       // No vector fits on either side (odd inner sizes, as in (3, H, W, 7) → (7, H, W, 3)):
       // element-wise tiles only add shared-memory traffic to the same scalar accesses.
       return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather);
@@ -128,19 +210,23 @@ at::Tensor permute_copy_cuda(const at::Tensor& x, at::IntArrayRef dims) {
   std::vector<int64_t> sizes;
   for (int64_t d : perm) sizes.push_back(x.size(d));
   at::Tensor out = at::empty(sizes, x.options().memory_format(at::MemoryFormat::Contiguous));
-  const PermuteShape shape = simplify_permutation(static_cast<int>(x.dim()), x.sizes().data(),
-                                                  x.strides().data(), perm.data());
-  const PermuteKind kind = choose_permute_kind(shape, x.element_size());
+  PermuteShape shape = simplify_permutation(static_cast<int>(x.dim()), x.sizes().data(),
+                                            x.strides().data(), perm.data());
+  const void* in = x.const_data_ptr();  // includes the storage offset
+  // next: wider elements where whole runs move (NCHW8c -> NHWC in fp16: 16-byte elements)
+  const int64_t element_size = forced_kernel() == "next"
+                                   ? widen_elements(shape, x.element_size(), reinterpret_cast<uintptr_t>(in))
+                                   : x.element_size();
+  const PermuteKind kind = choose_permute_kind(shape, element_size);
   if (kind == PermuteKind::Empty) return out;
   const c10::cuda::CUDAGuard guard(x.device());
-  const void* in = x.const_data_ptr();  // includes the storage offset
-  switch (x.element_size()) {
+  switch (element_size) {
     case 1: launch_typed<uint8_t>(in, out.data_ptr(), shape, kind); break;
     case 2: launch_typed<uint16_t>(in, out.data_ptr(), shape, kind); break;
     case 4: launch_typed<uint32_t>(in, out.data_ptr(), shape, kind); break;
     case 8: launch_typed<uint64_t>(in, out.data_ptr(), shape, kind); break;
     case 16: launch_typed<Bytes16>(in, out.data_ptr(), shape, kind); break;
-    default: TORCH_CHECK(false, "permute_copy: element size ", x.element_size(), " is not supported");
+    default: TORCH_CHECK(false, "permute_copy: element size ", element_size, " is not supported");
   }
   return out;
 }

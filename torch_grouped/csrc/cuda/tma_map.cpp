@@ -5,10 +5,9 @@
 #include <cudaTypedefs.h>
 
 namespace torch_grouped {
-namespace {
 
-// The driver's encoder, found through the runtime so that the extension does not link libcuda.
-PFN_cuTensorMapEncodeTiled_v12000 encoder() {
+// Found through the runtime so that the extension does not link libcuda.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult found{};
@@ -20,8 +19,6 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
   }();
   return fn;
 }
-
-}  // namespace
 
 std::optional<TmaOperand> tma_operand(void* base, at::ScalarType dtype, const int64_t sizes[3], const int64_t strides[3]) {
   if (dtype != at::kBFloat16 && dtype != at::kHalf) return std::nullopt;
@@ -55,7 +52,7 @@ CUtensorMap encode_tma_map(const TmaOperand& op, at::ScalarType dtype, uint32_t 
   const cuuint32_t box[3] = {box_inner, box_outer, 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   CUtensorMap map;
-  const CUresult r = encoder()(&map, type, 3, op.base, dims, strides, box, element_strides,
+  const CUresult r = tensor_map_encoder()(&map, type, 3, op.base, dims, strides, box, element_strides,
                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   TORCH_CHECK(r == CUDA_SUCCESS, "torch_grouped: cuTensorMapEncodeTiled failed with error ", int(r),

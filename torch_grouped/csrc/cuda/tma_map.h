@@ -2,11 +2,16 @@
 #pragma once
 #include <ATen/ATen.h>
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <cstdint>
 #include <optional>
 
 namespace torch_grouped {
+
+// The driver's cuTensorMapEncodeTiled, looked up once (for maps other than the matmul operands,
+// e.g. permute_copy's 5-D input maps).
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder();
 
 // A [batch, outer, inner] operand as TMA addresses it: unit stride along `inner`, strides in
 // elements. Size-1 dimensions get the stride of a dense layout, whatever the tensor says.

@@ -12,12 +12,20 @@
 // one element per thread, coalesced writes.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "../common/permute_plan.h"
 
 namespace torch_grouped::kernels {
 
 constexpr int kPermuteThreads = 256;
+
+// An unsigned type of E bytes (1, 2, 4, 8, 16): the kernels only move bytes, so the launchers that
+// dispatch on the element size instantiate them on these.
+template <int E>
+using BytesOf = std::conditional_t<E == 1, uint8_t,
+                std::conditional_t<E == 2, uint16_t,
+                std::conditional_t<E == 4, uint32_t, std::conditional_t<E == 8, uint64_t, uint4>>>>;
 
 template <typename T, int V>
 struct alignas(sizeof(T) * V) Vec {
@@ -206,6 +214,251 @@ __global__ void __launch_bounds__(kPermuteThreads) gather_copy(const T* __restri
       rest /= s.size[d];
     }
     out[i] = in[src];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// tile2d (TORCH_GROUPED_PERMUTE_KERNEL=tile2d): a batched 2-D transpose. The input's unit-stride
+// axis `i` and the output's innermost axis `o` differ; every other axis is a batch axis. A tile is
+// 128 bytes along i (one line per row) by 128 elements along o: 16 KB whatever the element size.
+//  - load: 16-byte vectors along i, 8 per tile row, each thread 4 rows 32 apart (one 64-bit
+//    pointer per tile, a 64-bit add per vector); stored as-is into shared memory, row-major by o,
+//    16-byte chunk index XOR-swizzled by (row / V) % 8 (no padding: rows stay 16-byte aligned).
+//  - store: a warp takes 8 vectors along o (8·V rows = one 128-byte output line per i) by 4 words
+//    along i (a word = max(4, element size) bytes); a lane reads its word from V rows (V loads of
+//    4/8/16 bytes, conflict-free thanks to the swizzle), transposes them in registers (byte_perm
+//    for 1- and 2-byte elements) and writes 4/element-size output vectors of 16 bytes.
+//  - the tile index is decomposed once per tile with multiply-shift divisions (32-bit tile
+//    indices, host-checked); software-pipelined like box_copy (the next tile's loads are in
+//    flight while the current one is stored).
+// Needs: 16-byte aligned input, size_i and size_o multiples of V = 16 / element size, every
+// input stride but i's a multiple of V. Otherwise the launcher falls back to box_copy.
+
+// n / d and n % d for 0 <= n < 2^31, 1 <= d < 2^31 (Granlund–Montgomery, as ATen's IntDivider).
+struct FastDivmod {
+  uint32_t d = 1, m = 0, s = 0;
+  FastDivmod() = default;
+  explicit FastDivmod(uint32_t divisor) : d(divisor) {
+    for (s = 0; s < 32; ++s)
+      if ((uint64_t{1} << s) >= d) break;
+    m = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << s) - d)) / d + 1);
+  }
+  __device__ __forceinline__ uint32_t div(uint32_t n) const { return (__umulhi(n, m) + n) >> s; }
+};
+
+// Adds the offsets of batch index t over n batch axes (outermost first, the last fastest) to `in`
+// and `out`. kFixed >= 0: exactly kFixed axes, unrolled, each coordinate also written to coord[k]
+// (the TMA variant needs them); kFixed < 0: n axes (run time).
+template <int kFixed = -1>
+__device__ __forceinline__ void add_batch_offsets(uint32_t t, int n, const FastDivmod* size, const int64_t* in_stride,
+                                                  const int64_t* out_stride, int64_t& in, int64_t& out,
+                                                  int32_t* coord = nullptr) {
+#pragma unroll
+  for (int k = (kFixed < 0 ? n : kFixed) - 1; k >= 0; --k) {
+    const uint32_t q = size[k].div(t);
+    const int64_t b = t - q * size[k].d;
+    t = q;
+    in += b * in_stride[k];
+    out += b * out_stride[k];
+    if constexpr (kFixed >= 0) coord[k] = static_cast<int32_t>(b);
+  }
+}
+
+constexpr int kTile2dBatch = kPermuteMaxRank - 2;
+constexpr int kTile2dRows = 128;  // tile extent along o (rows of the shared-memory tile)
+
+struct Tile2dPlan {
+  int batch = 0;                      // batch axes, outermost first
+  FastDivmod batch_size[kTile2dBatch];
+  int64_t batch_in[kTile2dBatch], batch_out[kTile2dBatch];
+  int32_t size_i = 0, size_o = 0;     // extents of the two axes (< 2^31)
+  int64_t stride_o_in = 0;            // input stride of o (elements)
+  int64_t stride_i_out = 0;           // output stride of i (elements)
+  FastDivmod tiles_i, tiles_o;
+  int32_t total_tiles = 0;
+};
+
+template <typename T>
+struct Tile2dTraits {
+  static constexpr int E = sizeof(T);
+  static constexpr int V = 16 / E;               // elements per 16-byte vector
+  static constexpr int LOG2V = V == 1 ? 0 : V == 2 ? 1 : V == 4 ? 2 : V == 8 ? 3 : 4;
+  static constexpr int TI = 128 / E;             // tile extent along i (8 vectors)
+  static constexpr int TO = kTile2dRows;         // tile extent along o
+  static constexpr int WB = E < 4 ? 4 : E;       // bytes per shared-memory word in the store phase
+  static constexpr int EPW = WB / E;             // elements per word = output vectors per lane-task
+  static constexpr int WPC = 16 / WB;            // words per 16-byte chunk
+  static constexpr int LOADS = TO * 8 / kPermuteThreads;  // vectors per thread (4)
+  static constexpr int OGROUPS = TO / (8 * V);   // warp tasks along o
+  static constexpr int IGROUPS = 128 / WB / 4;   // warp tasks along i
+  static constexpr int TASKS = OGROUPS * IGROUPS / (kPermuteThreads / 32);  // per warp
+  static_assert(TASKS * kPermuteThreads * EPW * 16 == TO * 128, "store tasks must cover the tile");
+};
+
+template <int WB>
+struct WordOf;
+template <>
+struct WordOf<4> {
+  using type = uint32_t;
+};
+template <>
+struct WordOf<8> {
+  using type = uint2;
+};
+template <>
+struct WordOf<16> {
+  using type = uint4;
+};
+
+struct Tile2dOrigin {
+  int64_t in, out;
+  int32_t rem_i, rem_o;  // extent of the tile inside the tensor along i and o
+  int32_t i0, o0;        // first element of the tile along i and o
+};
+
+// kBatch < 0: p.batch batch axes (run time). kBatch >= 0: exactly kBatch (the TMA variant,
+// which needs each batch coordinate: `coord[k]`, unrolled so that coord stays in registers).
+template <int kBatch = -1>
+__device__ __forceinline__ Tile2dOrigin tile2d_origin(const Tile2dPlan& p, uint32_t t, int TI, int TO,
+                                                      int32_t* coord = nullptr) {
+  Tile2dOrigin o;
+  uint32_t q = p.tiles_i.div(t);
+  const int32_t ti = static_cast<int32_t>(t - q * p.tiles_i.d);
+  t = q;
+  q = p.tiles_o.div(t);
+  const int32_t to = static_cast<int32_t>(t - q * p.tiles_o.d);
+  t = q;
+  const int32_t i0 = ti * TI, o0 = to * TO;
+  o.i0 = i0;
+  o.o0 = o0;
+  o.in = int64_t{o0} * p.stride_o_in + i0;
+  o.out = int64_t{i0} * p.stride_i_out + o0;
+  add_batch_offsets<kBatch>(t, p.batch, p.batch_size, p.batch_in, p.batch_out, o.in, o.out, coord);
+  o.rem_i = min(TI, p.size_i - i0);
+  o.rem_o = min(TO, p.size_o - o0);
+  return o;
+}
+
+template <typename T>
+struct Tile2dLoads {
+  using Tr = Tile2dTraits<T>;
+  uint4 regs[Tr::LOADS];
+  uint32_t valid = 0;  // bit k: vector k lies inside the tensor
+
+  __device__ __forceinline__ void load(const T* __restrict__ in, const Tile2dPlan& p, const Tile2dOrigin& o) {
+    const int32_t row = threadIdx.x >> 3, col = (threadIdx.x & 7) * Tr::V;
+    const uint4* ptr = reinterpret_cast<const uint4*>(in + o.in + row * p.stride_o_in + col);
+    const int64_t step = p.stride_o_in * (kPermuteThreads / 8) * Tr::E / 16;  // in uint4 units
+    valid = 0;
+    const bool col_ok = col < o.rem_i;
+#pragma unroll
+    for (int k = 0; k < Tr::LOADS; ++k) {
+      if (col_ok && row + k * (kPermuteThreads / 8) < o.rem_o) {
+        regs[k] = *ptr;
+        valid |= 1u << k;
+      }
+      ptr += step;
+    }
+  }
+
+  __device__ __forceinline__ void scatter(unsigned char* tile) const {
+    const int32_t chunk = threadIdx.x & 7;
+#pragma unroll
+    for (int k = 0; k < Tr::LOADS; ++k) {
+      const int32_t row = (threadIdx.x >> 3) + k * (kPermuteThreads / 8);
+      const int32_t phys = chunk ^ ((row >> Tr::LOG2V) & 7);
+      // Vectors outside the tensor leave stale data; the store phase never writes those.
+      if (valid & (1u << k)) *reinterpret_cast<uint4*>(tile + row * 128 + phys * 16) = regs[k];
+    }
+  }
+};
+
+// Output vector e of a lane-task from V words (one per row), each of EPW elements.
+template <typename T>
+__device__ __forceinline__ uint4 tile2d_transpose(const typename WordOf<Tile2dTraits<T>::WB>::type* w, int e) {
+  using Tr = Tile2dTraits<T>;
+  if constexpr (Tr::E == 1) {
+    uint32_t out[4];
+    const uint32_t sel = static_cast<uint32_t>(e) | (static_cast<uint32_t>(e + 4) << 4);
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const uint32_t lo = __byte_perm(w[4 * m], w[4 * m + 1], sel);
+      const uint32_t hi = __byte_perm(w[4 * m + 2], w[4 * m + 3], sel);
+      out[m] = __byte_perm(lo, hi, 0x5410);
+    }
+    return make_uint4(out[0], out[1], out[2], out[3]);
+  } else if constexpr (Tr::E == 2) {
+    uint32_t out[4];
+    const uint32_t sel = e == 0 ? 0x5410 : 0x7632;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) out[m] = __byte_perm(w[2 * m], w[2 * m + 1], sel);
+    return make_uint4(out[0], out[1], out[2], out[3]);
+  } else if constexpr (Tr::E == 4) {
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  } else if constexpr (Tr::E == 8) {
+    return make_uint4(w[0].x, w[0].y, w[1].x, w[1].y);
+  } else {
+    return w[0];
+  }
+}
+
+// kSplitRows = false: tile row r holds o = o0 + r (tile2d's own loads). true: the V rows of
+// o-group g (o = o0 + g·V + j) lie TO/V rows apart, row j·(TO/V) + g (the TMA variant's box order,
+// which makes TMA's 128-byte swizzle key (row % 8) equal to tile2d's (g % 8)).
+template <typename T, bool kSplitRows = false>
+__device__ __forceinline__ void tile2d_store(T* __restrict__ out, const unsigned char* tile, const Tile2dPlan& p,
+                                             const Tile2dOrigin& o) {
+  using Tr = Tile2dTraits<T>;
+  using W = typename WordOf<Tr::WB>::type;
+  const int32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int32_t a = lane & 7, q = lane >> 3;
+#pragma unroll
+  for (int t = 0; t < Tr::TASKS; ++t) {
+    const int32_t g = warp + t * (kPermuteThreads / 32);
+    const int32_t og = g % Tr::OGROUPS, ig = g / Tr::OGROUPS;
+    const int32_t o_elem = (og * 8 + a) * Tr::V;     // first o of this lane's output vectors
+    const int32_t word = ig * 4 + q;                 // word index along the tile row
+    const int32_t i_elem = word * Tr::EPW;           // first i of this lane's output vectors
+    if (o_elem >= o.rem_o || i_elem >= o.rem_i) continue;
+    const int32_t chunk = word / Tr::WPC, in_chunk = (word % Tr::WPC) * Tr::WB;
+    // swizzle key (row / V) % 8, or row % 8 with kSplitRows: a either way
+    constexpr int kGroupBytes = kSplitRows ? 128 : Tr::V * 128, kRowBytes = kSplitRows ? Tr::TO / Tr::V * 128 : 128;
+    const unsigned char* src = tile + (og * 8 + a) * kGroupBytes + ((chunk ^ a) << 4) + in_chunk;
+    W w[Tr::V];
+#pragma unroll
+    for (int j = 0; j < Tr::V; ++j) w[j] = *reinterpret_cast<const W*>(src + j * kRowBytes);
+    T* dst = out + o.out + int64_t{i_elem} * p.stride_i_out + o_elem;
+#pragma unroll
+    for (int e = 0; e < Tr::EPW; ++e) {
+      if (i_elem + e < o.rem_i) *reinterpret_cast<uint4*>(dst) = tile2d_transpose<T>(w, e);
+      dst += p.stride_i_out;
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kPermuteThreads) tile2d_copy(const T* __restrict__ in, T* __restrict__ out,
+                                                               const __grid_constant__ Tile2dPlan p) {
+  using Tr = Tile2dTraits<T>;
+  __shared__ __align__(128) unsigned char tile[Tr::TO * 128];
+  uint32_t t = blockIdx.x;
+  if (t >= static_cast<uint32_t>(p.total_tiles)) return;
+  Tile2dLoads<T> loads;
+  Tile2dOrigin origin = tile2d_origin(p, t, Tr::TI, Tr::TO);
+  loads.load(in, p, origin);
+  while (true) {
+    loads.scatter(tile);
+    __syncthreads();
+    const Tile2dOrigin current = origin;
+    t += gridDim.x;
+    const bool more = t < static_cast<uint32_t>(p.total_tiles);
+    if (more) {
+      origin = tile2d_origin(p, t, Tr::TI, Tr::TO);
+      loads.load(in, p, origin);
+    }
+    tile2d_store<T>(out, tile, p, current);
+    if (!more) break;
+    __syncthreads();
   }
 }
 

@@ -1,0 +1,91 @@
+// Host side of permute_copy's small-axis kernel: which axis is short, the batch axes, the launch.
+#include "permute_small.h"
+
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "../kernels/permute_small.cuh"
+#include "device_info.h"
+
+namespace torch_grouped {
+namespace {
+
+// The longest short axis taken: 16 int8 elements (a 256-byte block per thread) spilled the
+// transposed vectors to local memory (ptxas: 32 bytes of spills at 80 registers); 8 did not.
+constexpr int kMaxShort = 8;
+
+// Calls f(integral_constant<S>) for S = n, a power of two from 2 to min(V, kMaxShort).
+template <int V, int S = 2, typename F>
+void with_short_size(int64_t n, F&& f) {
+  if constexpr (S <= V && S <= kMaxShort) {
+    if (n == S) return f(std::integral_constant<int, S>{});
+    with_short_size<V, S * 2>(n, f);
+  }
+}
+
+template <int E>
+bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t stream) {
+  constexpr int V = 16 / E;
+  if (s.rank < 2 || reinterpret_cast<uintptr_t>(in) % 16 || reinterpret_cast<uintptr_t>(out) % 16) return false;
+  const int o = s.rank - 1;
+  int i = -1;
+  for (int d = 0; d < s.rank; ++d)
+    if (s.in_stride[d] == 1) i = d;
+  if (i < 0 || i == o) return false;
+  // planes in: S = o, whose (L = i, S) run is contiguous in the output (i just before o);
+  // planes out: S = i, whose (L = o, S) run is contiguous in the input.
+  bool planes_in;
+  if (s.size[o] * E <= 16 && i == o - 1) planes_in = true;
+  else if (s.size[i] * E <= 16 && s.in_stride[o] == s.size[i]) planes_in = false;
+  else return false;
+  const int S = planes_in ? o : i, L = planes_in ? i : o;
+  const int64_t short_size = s.size[S];
+  if (short_size < 2 || short_size > kMaxShort || V % short_size || s.size[L] % V) return false;
+  kernels::SmallAxisPlan p;
+  p.plane = planes_in ? s.in_stride[S] : s.out_stride[S];
+  if (p.plane % V) return false;
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  int64_t units = s.size[L] / V;
+  if (units > kMax) return false;
+  p.blocks = kernels::FastDivmod(static_cast<uint32_t>(units));
+  for (int d = 0; d < s.rank; ++d) {
+    if (d == S || d == L) continue;
+    if (s.in_stride[d] % V || s.out_stride[d] % V) return false;
+    units *= s.size[d];
+    if (units > kMax) return false;
+    p.batch_size[p.batch] = kernels::FastDivmod(static_cast<uint32_t>(s.size[d]));
+    p.batch_in[p.batch] = s.in_stride[d];
+    p.batch_out[p.batch] = s.out_stride[d];
+    ++p.batch;
+  }
+  p.units = static_cast<uint32_t>(units);
+  using T = kernels::BytesOf<E>;
+  constexpr int threads = kernels::kPermuteThreads;
+  const int64_t blocks = std::min<int64_t>((units + threads - 1) / threads,
+                                           int64_t{multiprocessor_count(c10::cuda::current_device())} * 8);
+  const T* src = static_cast<const T*>(in);
+  T* dst = static_cast<T*>(out);
+  with_short_size<V>(short_size, [&](auto N) {
+    if (planes_in) kernels::small_axis_copy<T, N, true><<<blocks, threads, 0, stream>>>(src, dst, p);
+    else kernels::small_axis_copy<T, N, false><<<blocks, threads, 0, stream>>>(src, dst, p);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
+}  // namespace
+
+bool launch_small_axis(int64_t element_size, const PermuteShape& s, const void* in, void* out, cudaStream_t stream) {
+  switch (element_size) {
+    case 1: return launch<1>(s, in, out, stream);
+    case 2: return launch<2>(s, in, out, stream);
+    case 4: return launch<4>(s, in, out, stream);
+    case 8: return launch<8>(s, in, out, stream);
+    default: return false;  // 16-byte elements: no two fit a vector
+  }
+}
+
+}  // namespace torch_grouped

@@ -1,0 +1,61 @@
+// small_axis_copy (part of TORCH_GROUPED_PERMUTE_KERNEL=next): a batched 2-D transpose whose
+// short axis S holds s = 2..V elements (at most 16 bytes, V = 16 / element size) and whose long
+// axis L has unit stride on one side: the NCHW <-> NCHWxc layout changes. The tile kernels waste
+// most of a tile there (a 4-wide axis fills 4 of 128 rows) or fall back to narrow stores; here
+// each thread moves one block of V positions of L by s positions of S with s 16-byte loads and s
+// 16-byte stores, transposed in registers: no shared memory, no tile, every access 16 bytes.
+//  - kPlanesIn (S is the output-inner axis, NCHW -> NCHW4c): the input holds s planes along L
+//    (`plane` apart), the output the interleaved (L, S) run.
+//  - !kPlanesIn (S is the input's unit-stride axis, NCHW4c -> NCHW): the reverse; the output
+//    planes are `plane` apart.
+// Lanes take consecutive L blocks, so a warp's loads of one plane are 512 contiguous bytes and
+// its s stores of the interleaved side cover s·512 contiguous bytes.
+#pragma once
+#include "permute.cuh"
+
+namespace torch_grouped::kernels {
+
+struct SmallAxisPlan {
+  int batch = 0;  // batch axes, outermost first
+  FastDivmod batch_size[kTile2dBatch];
+  int64_t batch_in[kTile2dBatch], batch_out[kTile2dBatch];
+  FastDivmod blocks;   // blocks of V positions along L (size_L / V)
+  int64_t plane = 0;   // stride of S on the planar side (elements, a multiple of V)
+  uint32_t units = 0;  // blocks x batch (< 2^31)
+};
+
+template <typename T, int S, bool kPlanesIn>
+__global__ void __launch_bounds__(kPermuteThreads) small_axis_copy(const T* __restrict__ in, T* __restrict__ out,
+                                                                   const __grid_constant__ SmallAxisPlan p) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  static_assert(S >= 2 && V % S == 0, "the short axis must divide a 16-byte vector");
+  for (uint32_t u = blockIdx.x * kPermuteThreads + threadIdx.x; u < p.units; u += gridDim.x * kPermuteThreads) {
+    const uint32_t q = p.blocks.div(u);
+    const int64_t l = int64_t{u - q * p.blocks.d} * V;  // first position along L
+    int64_t planar = l, interleaved = l * S;             // offsets of the block on either side
+    if constexpr (kPlanesIn) {
+      add_batch_offsets(q, p.batch, p.batch_size, p.batch_in, p.batch_out, planar, interleaved);
+    } else {
+      add_batch_offsets(q, p.batch, p.batch_size, p.batch_in, p.batch_out, interleaved, planar);
+    }
+    // planes[k].v[x]: position x of L at S = k; mixed[n / V].v[n % V]: the pair n = x·S + k
+    Vec<T, V> planes[S], mixed[S];
+    if constexpr (kPlanesIn) {
+#pragma unroll
+      for (int k = 0; k < S; ++k) planes[k] = *reinterpret_cast<const Vec<T, V>*>(in + planar + k * p.plane);
+#pragma unroll
+      for (int n = 0; n < S * V; ++n) mixed[n / V].v[n % V] = planes[n % S].v[n / S];
+#pragma unroll
+      for (int m = 0; m < S; ++m) *reinterpret_cast<Vec<T, V>*>(out + interleaved + m * V) = mixed[m];
+    } else {
+#pragma unroll
+      for (int m = 0; m < S; ++m) mixed[m] = *reinterpret_cast<const Vec<T, V>*>(in + interleaved + m * V);
+#pragma unroll
+      for (int n = 0; n < S * V; ++n) planes[n % S].v[n / S] = mixed[n / V].v[n % V];
+#pragma unroll
+      for (int k = 0; k < S; ++k) *reinterpret_cast<Vec<T, V>*>(out + planar + k * p.plane) = planes[k];
+    }
+  }
+}
+
+}  // namespace torch_grouped::kernels
