@@ -261,21 +261,38 @@ __device__ __forceinline__ void store_pair(Out* dst, float x, float y) {
   }
 }
 
+// One 16-byte global store. Written out because NVVM split the plain uint4 store of the Rank2K
+// epilogue into four 32-bit stores (it lost the pointer's alignment).
+__device__ __forceinline__ void store_global_16(void* dst, uint4 v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+// Which elements of a tile a store writes: all those inside the problem, or (a diagonal tile of
+// syr2k) only those on one side of the diagonal, in output coordinates.
+enum class Keep { All, Lower, Upper };
+
 // Stores the tile through shared memory, one 128-byte line of output columns at a time per
 // consumer warpgroup (32 fp32 or 64 half-precision columns). Each thread converts its
 // accumulators (pairs of adjacent columns) into the warpgroup's staging buffer; the warpgroup then
 // reads it back by rows, 16 bytes per thread, and writes whole 128-byte row segments with 16-byte
-// stores (element by element where the output's alignment or the problem's edge forbids).
+// stores (element by element where the output's alignment, the problem's edge or `keep` forbids).
 // Rows are padded by 8 elements: the pair writes of a warp (8 rows x 4 pairs, or for fp32 4 rows
 // x 8 pairs per half-warp phase) then fall in distinct banks, and rows stay 16-byte aligned.
-template <class Out, class Cfg, class Acc, class Coords>
+// Transposed (syr2k's mirror): the tile is stored at (column, row). A chunk of 64 tile columns x
+// the warpgroup's 64 rows is staged transposed, so the buffer has the same shape and the output
+// rows are still written 128 bytes at a time (2-byte outputs only).
+template <class Out, class Cfg, bool Transposed = false, class Acc, class Coords>
 __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
-                                           int64_t row0, int64_t col0, float* stage_raw, int warpgroup, int thread) {
+                                           int64_t row0, int64_t col0, float* stage_raw, int warpgroup, int thread,
+                                           Keep keep = Keep::All) {
   constexpr int W = 128 / int(sizeof(Out)), P = W + 8, V = 16 / int(sizeof(Out));
-  struct alignas(16) Vec { Out v[V]; };
+  static_assert(!Transposed || W == 64, "a transposed chunk is square only for 2-byte outputs");
   Out* stage = reinterpret_cast<Out*>(stage_raw);
   Out* c = reinterpret_cast<Out*>(q.c);
   const bool vector = (reinterpret_cast<uintptr_t>(c) % 16) == 0 && q.ldc % V == 0;
+  const int64_t rows = Transposed ? q.n : q.m, cols = Transposed ? q.m : q.n;  // of this store's output
   const int barrier = 1 + warpgroup;  // named barrier of this warpgroup (0 is __syncthreads)
   const int lane_in_wg = thread % 128;
   // The chunk index must be a compile-time constant: it selects accumulator registers.
@@ -287,56 +304,78 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     CUTE_UNROLL
     for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
       const int r = int(cute::get<0>(coords(i))) - 64 * warpgroup, col = int(cute::get<1>(coords(i))) - chunk * W;
-      store_pair(stage + r * P + col, acc(i), acc(i + 1));
+      if constexpr (Transposed) {
+        stage[col * P + r] = from_float<Out>(acc(i));
+        stage[(col + 1) * P + r] = from_float<Out>(acc(i + 1));
+      } else {
+        store_pair(stage + r * P + col, acc(i), acc(i + 1));
+      }
     }
     cutlass::arch::NamedBarrier::sync(128, barrier);
     CUTE_UNROLL
     for (int v = lane_in_wg; v < 64 * W / V; v += 128) {
       const int r = v / (W / V), cv = (v % (W / V)) * V;
-      const int64_t row = row0 + 64 * warpgroup + r, col = col0 + chunk * W + cv;
-      if (row >= q.m || col >= q.n) continue;
-      const Vec x = *reinterpret_cast<const Vec*>(stage + r * P + cv);
+      const int64_t tile_row = 64 * warpgroup + r, tile_col = chunk * W + cv;  // of the staged layout
+      const int64_t row = Transposed ? col0 + chunk * W + r : row0 + tile_row;
+      const int64_t col = Transposed ? row0 + 64 * warpgroup + cv : col0 + tile_col;
+      if (row >= rows || col >= cols) continue;
+      const uint4 x = *reinterpret_cast<const uint4*>(stage + r * P + cv);
       Out* dst = c + row * q.ldc + col;
-      if (vector && col + V <= q.n) {
-        *reinterpret_cast<Vec*>(dst) = x;
+      if (vector && col + V <= cols && keep == Keep::All) {
+        store_global_16(dst, x);
       } else {
+        Out elements[V];
+        memcpy(elements, &x, sizeof(x));
         CUTE_UNROLL
-        for (int e = 0; e < V; ++e)
-          if (col + e < q.n) dst[e] = x.v[e];
+        for (int e = 0; e < V; ++e) {
+          const bool kept = keep == Keep::All || (keep == Keep::Lower ? row >= col + e : row <= col + e);
+          if (col + e < cols && kept) dst[e] = elements[e];
+        }
       }
     }
   });
   cutlass::arch::NamedBarrier::sync(128, barrier);  // the buffer is free for the next tile
 }
 
-// The Rank2K epilogue: v = alpha·acc + beta·c (c read from its `uplo` triangle), stored at
-// (r, c) and at the mirror (c, r), for the elements of the `uplo` triangle only, so that both
-// halves hold the same bits: a diagonal tile computes both (r, c) and (c, r), whose sums differ
-// in rounding. With the GEMM walk (all_tiles) each tile stores only itself.
-template <class CuteT, class Acc, class Coords>
-__device__ __forceinline__ void store_symmetric_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
-                                                     int64_t row0, int64_t col0, const GroupedGemmArgs& p) {
-  using Out = cute::conditional_t<std::is_same_v<CuteT, cutlass::bfloat16_t>, __nv_bfloat16, __half>;
-  Out* out = reinterpret_cast<Out*>(q.c);
+// syr2k's values, in place: acc = alpha·acc + beta·c, c read from its `uplo` triangle (at the
+// element's mirror where the element lies outside it).
+template <class Out, class Acc, class Coords>
+__device__ __forceinline__ void scale_rank2k(Acc& acc, const Coords& coords, const GroupProblem& q, int64_t row0,
+                                             int64_t col0, const GroupedGemmArgs& p) {
   const Out* c_in = reinterpret_cast<const Out*>(q.c_in);
-  const bool lower = p.triangle.triangle.uplo == sched::Uplo::Lower, mirror = !p.triangle.all_tiles;
+  const bool lower = p.triangle.triangle.uplo == sched::Uplo::Lower;
   // The index must be a compile-time constant: it selects accumulator registers (a loop that the
   // compiler leaves rolled indexes the accumulator dynamically, which puts it in local memory).
   cute::for_each(cute::make_int_sequence<decltype(cute::size(acc))::value>{}, [&](auto i_c) {
     constexpr int i = decltype(i_c)::value;
-    const int64_t r = row0 + cute::get<0>(coords(i)), col = col0 + cute::get<1>(coords(i));
-    if (r >= q.n || col >= q.n) return;
-    const bool in_triangle = lower ? r >= col : r <= col;
-    if (mirror && !in_triangle) return;
     float v = p.alpha * acc(i);
-    if (c_in != nullptr) {
-      const int64_t src = in_triangle ? r * q.ldc_in + col : col * q.ldc_in + r;
-      v += p.beta * to_float(c_in[src]);
+    const int64_t r = row0 + cute::get<0>(coords(i)), col = col0 + cute::get<1>(coords(i));
+    if (c_in != nullptr && r < q.n && col < q.n) {
+      const bool in_triangle = lower ? r >= col : r <= col;
+      v += p.beta * to_float(in_triangle ? c_in[r * q.ldc_in + col] : c_in[col * q.ldc_in + r]);
     }
-    const Out o = from_float<Out>(v);
-    out[r * q.ldc + col] = o;
-    if (mirror) out[col * q.ldc + r] = o;
+    acc(i) = v;
   });
+}
+
+// The Rank2K epilogue: the tile at (r, c) and, from the same values, its mirror at (c, r), so that
+// both halves hold the same bits. A diagonal tile stores only its `uplo` triangle both ways (its
+// (r, c) and (c, r) sums differ in rounding). With the GEMM walk (all_tiles) each tile stores only
+// itself.
+template <class Cfg, class Acc, class Coords>
+__device__ __forceinline__ void store_rank2k_tile(Acc& acc, const Coords& coords, const GroupProblem& q,
+                                                  const sched::TileCoord& tile, const GroupedGemmArgs& p, float* stage,
+                                                  int warpgroup, int thread) {
+  using Out = cute::conditional_t<std::is_same_v<typename Cfg::Element, cutlass::bfloat16_t>, __nv_bfloat16, __half>;
+  const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
+  scale_rank2k<Out>(acc, coords, q, row0, col0, p);
+  const bool mirror = !p.triangle.all_tiles, lower = p.triangle.triangle.uplo == sched::Uplo::Lower;
+  const bool diagonal = mirror && tile.tile_m == tile.tile_n;
+  store_tile<Out, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread,
+                       diagonal ? (lower ? Keep::Lower : Keep::Upper) : Keep::All);
+  if (mirror)
+    store_tile<Out, Cfg, true>(acc, coords, q, row0, col0, stage, warpgroup, thread,
+                               diagonal ? (lower ? Keep::Upper : Keep::Lower) : Keep::All);
 }
 
 template <class Cfg>
@@ -382,11 +421,11 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     warpgroup_wait<0>();
     if (kblocks > 0) pipeline.consumer_release(previous);
 
-    const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     if constexpr (Cfg::Rank2K) {
-      store_symmetric_tile<typename Cfg::Element>(acc, coords, q, row0, col0, p);
+      store_rank2k_tile<Cfg>(acc, coords, q, u.tile, p, smem.epilogue[warpgroup], warpgroup, thread);
       continue;
     }
+    const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     if constexpr (Cfg::StreamK) {
       if (u.slot >= 0) {  // a segment of a cut tile: the last to arrive reduces and stores
         const StreamKFixup fixup{p.workspace, p.counters, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup,
