@@ -44,7 +44,7 @@ def _composite_layout(x, src, dst):
 
 # Kernel variants measured as extra peers of every GPU case (TORCH_GROUPED_PERMUTE_KERNEL, read on
 # every call); "ours" is the choice in the environment at start (normally the default, "").
-KERNEL_VARIANTS = ["tile2d", "tma", "next"]
+KERNEL_VARIANTS = ["legacy", "tile2d", "tma"]
 _KNOB = "TORCH_GROUPED_PERMUTE_KERNEL"
 _OURS = os.environ.get(_KNOB, "")
 
@@ -71,6 +71,14 @@ def _variant_peers(fn, ref):
     return peers
 
 
+def _same_size_copy(x):
+    """A plain device-to-device copy of the same bytes: its ratio (its time / ours) is the fraction
+    of copy speed at this size, launch and tail included (the run's ceiling is a 1 GB copy)."""
+    src, dst = torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(x, memory_format=torch.contiguous_format)
+    src.view(-1).copy_(x.reshape(-1))
+    return {"copy_ of the same bytes": lambda: dst.copy_(src)}
+
+
 def _permute_case(shape, perm, dtype, device, name=None):
     x = _random(shape, dtype, device)
     nbytes = 2.0 * x.numel() * x.element_size()
@@ -78,6 +86,7 @@ def _permute_case(shape, perm, dtype, device, name=None):
     ours = _with_kernel(_OURS, lambda: tg.permute_copy(x, perm))
     if on_gpu(device):
         peers.update(_variant_peers(lambda: tg.permute_copy(x, perm), x.permute(perm).contiguous()))
+        peers.update(_same_size_copy(x))
     return Case("permute_copy", name or f"{tuple(shape)}->{tuple(perm)}", dtype, ours, peers, nbytes, "copy", 0.0,
                 exact=True)
 
@@ -107,5 +116,6 @@ def _layout_cases(layouts, dtype, device):
         peers = {"reshape/pad/permute": lambda x=x, src=src, dst=dst: _composite_layout(x, src, dst)}
         if on_gpu(device):
             peers.update(_variant_peers(fn, ref))
+            peers.update(_same_size_copy(ref))
         yield Case("layout_transform", f"{tuple(shape)} {src}->{dst}", dtype, ours, peers,
                    float((x.numel() + ref.numel()) * x.element_size()), "copy", 0.0, exact=True)

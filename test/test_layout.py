@@ -8,11 +8,11 @@ import reference
 import torch_grouped as tg
 
 # Kernel variants of the CUDA path (TORCH_GROUPED_PERMUTE_KERNEL, read on every call): "" is the
-# default choice, "tile2d" the batched 2-D transpose kernel where it applies, "tma" the same with TMA
-# loads where TMA can address the input, "next" (the candidate default) wider elements where whole
-# runs move, the small-axis kernel where one axis of a transpose is short, else as "tma"; "box" the
-# box kernel even where no vector fits.
-KERNEL_VARIANTS = ["", "tile2d", "tma", "next", "box"]
+# default (wider elements where whole runs move, the small-axis kernel where one axis of a transpose
+# is short, TMA-loaded tiles, the fast gather; "next" is its old name), "tma" the TMA-loaded tiles
+# alone, "tile2d" the same tiles with plain loads, "legacy" the box kernel with the plain gather
+# (the default until run 22), "box" the box kernel even where no vector fits.
+KERNEL_VARIANTS = ["", "tma", "tile2d", "legacy", "box"]
 
 ALL_DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
               torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
@@ -186,13 +186,16 @@ def _kernels_launched(fn):
     ("tma", (512, 256), (1, 0), None, "tile2d_tma_copy"),
     ("tma", (3, 2, 72, 5, 64), (1, 0, 4, 3, 2), None, "tile2d_copy"),  # three batch axes
     ("tma", (1, 256, 96), (0, 2, 1), (6, 256, 96), "tile2d_copy"),     # broadcast batch axis
-    ("next", (512, 256), (1, 0), None, "tile2d_tma_copy"),
-    ("next", (8, 16, 4, 24, 40), (0, 1, 3, 4, 2), None, "small_axis_copy"),  # NCHW -> NCHW4c
-    ("next", (8, 16, 24, 40, 4), (0, 1, 4, 2, 3), None, "small_axis_copy"),  # NCHW4c -> NCHW
+    ("", (512, 256), (1, 0), None, "tile2d_tma_copy"),
+    ("next", (512, 256), (1, 0), None, "tile2d_tma_copy"),  # the default's old name
+    ("legacy", (512, 256), (1, 0), None, "box_copy"),
+    ("legacy", (3, 64, 64, 7), (3, 1, 2, 0), None, "gather_copy"),
+    ("", (8, 16, 4, 24, 40), (0, 1, 3, 4, 2), None, "small_axis_copy"),  # NCHW -> NCHW4c
+    ("", (8, 16, 24, 40, 4), (0, 1, 4, 2, 3), None, "small_axis_copy"),  # NCHW4c -> NCHW
     # NCHW8c -> NHWC: whole 16-byte runs move, a transpose of 16-byte elements (3136 x 8: the box kernel)
-    ("next", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
-    ("next", (32, 64, 256), (1, 0, 2), None, "gather_fast_copy"),  # rows of widened 16-byte elements
-    ("next", (3, 64, 64, 7), (3, 1, 2, 0), None, "gather_fast_copy"),  # no vector fits: the gather
+    ("", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
+    ("", (32, 64, 256), (1, 0, 2), None, "gather_fast_copy"),  # rows of widened 16-byte elements
+    ("", (3, 64, 64, 7), (3, 1, 2, 0), None, "gather_fast_copy"),  # no vector fits: the gather
 ])
 def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monkeypatch):
     """The variant tests above pass whichever kernel runs; this one checks that the variant's
@@ -203,7 +206,7 @@ def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monk
         x = x.expand(expand)
     names = _kernels_launched(lambda: tg.permute_copy(x, perm))
     assert any(f"::{kernel}<" in n for n in names), names
-    if variant == "next" and kernel == "box_copy":
+    if variant in ("", "next") and kernel == "box_copy":
         assert any("Bytes16" in n for n in names), names  # widened to 16-byte elements
     assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
 

@@ -14,7 +14,7 @@ exec > >(tee "$OUT/gpu_check.log") 2>&1
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 step() { echo; echo "=== $* ($(date +%T))"; }
 # The GPU kernels' tests that compute-sanitizer runs by default (a few minutes under racecheck).
-DEFAULT_SANITIZE="(cuda and (layout or permute) and not huge) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or (test_streamk_kernel and (grids or graph or 130-250))"
+DEFAULT_SANITIZE="(gpu and (layout or permute) and not huge and not takes_its_kernel) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or (test_streamk_kernel and (grids or graph or 130-250))"
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
