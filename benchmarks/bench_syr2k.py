@@ -19,25 +19,19 @@ def _composite(a, b):
     return [torch.addmm(x @ y.T, y, x.T) for x, y in zip(a, b)]
 
 
-def _with_env(name, value, fn):
-    """fn under the environment variable `name` = value (the CUDA path reads it on every call)."""
-    def run():
-        os.environ[name] = value
-        try:
-            return fn()
-        finally:
-            del os.environ[name]
-    return run
+def _gemm_scheduler(a, b):
+    """The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no mirror)."""
+    os.environ["TORCH_GROUPED_SYR2K_SCHEDULER"] = "gemm"
+    try:
+        return tg.syr2k(a, b)
+    finally:
+        del os.environ["TORCH_GROUPED_SYR2K_SCHEDULER"]
 
 
 def _peers(a, b, dtype, device, composite_name):
     peers = {composite_name: lambda: _composite(a, b)}
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16):
-        # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no mirror).
-        peers["same kernel, GEMM scheduler"] = _with_env("TORCH_GROUPED_SYR2K_SCHEDULER", "gemm",
-                                                         lambda: tg.syr2k(a, b))
-        for tile in ("64", "128"):  # both tiles, against the op's choice (sched::choose_rank2k_tile)
-            peers[f"tile {tile}x{tile}"] = _with_env("TORCH_GROUPED_SYR2K_TILE", tile, lambda: tg.syr2k(a, b))
+        peers["same kernel, GEMM scheduler"] = lambda: _gemm_scheduler(a, b)
     return peers
 
 

@@ -110,19 +110,6 @@ def test_symmetric_all_tiles_is_the_gemm_walk_of_the_square():
     assert tri == {(g, i, j) for _, _, g, i, j, _ in full.tolist() if i >= j}
 
 
-@pytest.mark.parametrize("orders, sms, tile", [
-    ([1024], 132, 64),     # 36 tiles of 128 on 132 SMs; 136 of 64 fill the GPU
-    ([2048], 132, 64),     # 136 tiles of 128: a second wave of 4 tiles
-    ([4096], 132, 128),    # 528 tiles of 128: 4 full waves
-    ([8192], 132, 128),
-    ([1024], 1, 128),      # one SM: many waves either way, the larger tile is more efficient
-    ([1024] * 16, 132, 128),
-    ([], 132, 128),
-])
-def test_rank2k_tile_choice(orders, sms, tile):
-    assert sched._rank2k_tile(orders, sms) == tile
-
-
 def test_rank2k_upper_is_lower_transposed_for_square_tiles():
     low = sched._schedule_rank2k([300, 77], 64, 64, 5, "L")
     up = sched._schedule_rank2k([300, 77], 64, 64, 5, "U")

@@ -96,12 +96,6 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
   return dump_grouped(nv, nv, identity_order(nv.size()), tiles, grid, "device");
 }
 
-// The syr2k kernel's tile for groups of orders `n` on a GPU of `sms` SMs (the CUDA path's choice).
-int64_t rank2k_tile(at::IntArrayRef n, int64_t sms, bool all_tiles) {
-  TORCH_CHECK_VALUE(sms >= 1, "schedule: sms must be >= 1, got ", sms);
-  return sched::choose_rank2k_tile(n.data(), n.size(), static_cast<int>(sms), all_tiles);
-}
-
 // Rows: (cta, tile, k_begin, k_end, starts the tile (k_begin = 0), workspace slot (-1: a whole
 // tile), segments of the tile - 1, slot of the tile's first segment (-1: one segment), ...).
 at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
@@ -175,7 +169,6 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_permute_widen", &permute_widen);
   m.impl("_schedule_grouped", &schedule_grouped);
   m.impl("_schedule_rank2k", &schedule_rank2k);
-  m.impl("_rank2k_tile", &rank2k_tile);
   m.impl("_schedule_streamk", &schedule_streamk);
 }
 

@@ -10,12 +10,13 @@
 
 #include "../common/checks.h"
 #include "../cpu/portable.h"
-#include "device_info.h"
 #include "list_launch.h"
 #include "syr2k_cuda.h"
 
 namespace torch_grouped {
 namespace {
+
+constexpr int kTile = 128;
 
 // TORCH_GROUPED_SYR2K_SCHEDULER=gemm runs the same kernel over every tile of the square with the
 // grouped GEMM walk (each tile written once, no mirror): the benchmark's measure of what the
@@ -23,16 +24,6 @@ namespace {
 bool gemm_scheduler() {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_SCHEDULER");
   return v != nullptr && std::strcmp(v, "gemm") == 0;
-}
-
-// The tile: sched::choose_rank2k_tile, or TORCH_GROUPED_SYR2K_TILE=64/128 (the benchmark measures
-// both against the choice).
-int rank2k_tile(const std::vector<ListProblem>& problems, int device, bool all_tiles) {
-  const char* v = std::getenv("TORCH_GROUPED_SYR2K_TILE");
-  if (v != nullptr && (std::strcmp(v, "64") == 0 || std::strcmp(v, "128") == 0)) return std::atoi(v);
-  std::vector<int64_t> orders;
-  for (const ListProblem& q : problems) orders.push_back(q.group.n);
-  return sched::choose_rank2k_tile(orders.data(), orders.size(), multiprocessor_count(device), all_tiles);
 }
 
 }  // namespace
@@ -72,17 +63,14 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
                                    *a_op, *b_op});
   }
   if (problems.empty()) return out;
-  const bool all_tiles = gemm_scheduler();
-  const int tile = rank2k_tile(problems, device.index(), all_tiles);
-  const sched::SymmetricTiles tiles{sched::Rank2KTiles{{tile, tile}, uplo}, all_tiles};
+  const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, kTile}, uplo}, gemm_scheduler()};
   kernels::GroupedGemmArgs p{};
   p.out_kind = out_kind(a[0].scalar_type());
   p.triangle = tiles;
   p.alpha = static_cast<float>(alpha);
   p.beta = static_cast<float>(beta);
   launch_list(problems, tiles,
-              ListLaunch{kernels::rank2k_kernel(input_kind(a[0].scalar_type()), tile), a[0].scalar_type(), tile, tile,
-                         tile == 64 ? 2 : 1,
+              ListLaunch{kernels::rank2k_kernel(input_kind(a[0].scalar_type())), a[0].scalar_type(), kTile, kTile, 1,
                          /*b_k_major=*/true, /*host_lists=*/true},
               p, device);
   return out;

@@ -20,8 +20,6 @@ TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
-TG_DECLARE(rank2k_bf16_64x64)
-TG_DECLARE(rank2k_f16_64x64)
 TG_DECLARE(streamk_bf16_128x128_bkmajor)
 TG_DECLARE(streamk_bf16_128x128_bnmajor)
 TG_DECLARE(streamk_f16_128x128_bkmajor)
@@ -61,10 +59,8 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
   return {};
 }
 
-GroupedGemmLauncher rank2k_kernel(InputKind input, int tile) {
-  TORCH_INTERNAL_ASSERT(tile == 64 || tile == 128, "syr2k: no kernel with ", tile, "x", tile, " tiles");
-  if (input == InputKind::BFloat16) return tile == 64 ? rank2k_bf16_64x64 : rank2k_bf16_128x128;
-  return tile == 64 ? rank2k_f16_64x64 : rank2k_f16_128x128;
+GroupedGemmLauncher rank2k_kernel(InputKind input) {
+  return input == InputKind::BFloat16 ? rank2k_bf16_128x128 : rank2k_f16_128x128;
 }
 
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n) {

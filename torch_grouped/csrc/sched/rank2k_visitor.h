@@ -84,23 +84,4 @@ TG_HOST_DEVICE bool tile_meets_triangle(TileShape tile, Uplo uplo, int64_t i, in
   return uplo == Uplo::Lower ? row_last >= col_first : row_first <= col_last;
 }
 
-// The square tile of a syr2k call on a GPU of `sms` SMs: 128 (one CTA per SM) or 64 (two CTAs per
-// SM, the pair at `pair_rate` of one 128x128 CTA's throughput: smaller tiles load more bytes per
-// MAC). Each is timed as its number of waves of equal tiles, in units of one 128x128 tile's time.
-// Few 128 tiles (order 1024: 36 tiles on 132 SMs) or an almost empty last wave (order 2048: 136
-// tiles, two waves) go faster in 64 tiles; many waves keep the more efficient 128.
-// `orders` are the groups' n; `all_tiles` counts the whole square (the GEMM walk).
-inline constexpr double kRank2KPairRate = 0.7;  // H100 guess, see benchmarks/NOTES.md
-inline int choose_rank2k_tile(const int64_t* orders, size_t groups, int sms, bool all_tiles,
-                              double pair_rate = kRank2KPairRate) {
-  auto waves = [&](int32_t tile, int64_t slots) {
-    const SymmetricTiles tiles{Rank2KTiles{{tile, tile}, Uplo::Lower}, all_tiles};
-    int64_t count = 0;
-    for (size_t g = 0; g < groups; ++g) count += tiles.count(orders[g], orders[g]);
-    return double(ceil_div(count, slots));
-  };
-  const double t128 = waves(128, sms), t64 = waves(64, 2 * int64_t(sms)) * 0.5 / pair_rate;
-  return t64 < t128 ? 64 : 128;
-}
-
 }  // namespace torch_grouped::sched
