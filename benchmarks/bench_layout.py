@@ -13,6 +13,9 @@ ANCHOR_CASES = [((1, 384, 512, 128), (0, 3, 1, 2)), ((1, 128, 384, 512), (0, 2, 
                 ((32, 1024, 1024), (1, 0, 2))]
 VARIANTS = [((1, 384, 512, 128), (0, 3, 1, 2), dt) for dt in (torch.float32, torch.bfloat16, torch.int8)]
 VARIANTS += [((8192, 8192), (1, 0), torch.float32), ((64, 64, 64, 64), (3, 2, 1, 0), torch.int8)]
+# Images with three channels, NCHW <-> NHWC (the short axis does not divide a 16-byte vector)
+VARIANTS += [((64, 3, 224, 224), (0, 2, 3, 1), torch.float16), ((64, 224, 224, 3), (0, 3, 1, 2), torch.float16),
+             ((64, 3, 224, 224), (0, 2, 3, 1), torch.uint8)]
 SMALL = [((32, 48), (1, 0)), ((4, 16, 16, 8), (0, 3, 1, 2)), ((7, 5, 3), (2, 0, 1))]
 LAYOUTS = [((8, 64, 56, 56), "NCHW", "NCHW4c"), ((8, 16, 56, 56, 4), "NCHW4c", "NCHW"),
            ((8, 8, 56, 56, 8), "NCHW8c", "NHWC"), ((8, 62, 56, 56), "NCHW", "NCHW8c")]

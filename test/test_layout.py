@@ -192,6 +192,8 @@ def _kernels_launched(fn):
     ("legacy", (3, 64, 64, 7), (3, 1, 2, 0), None, "gather_copy"),
     ("", (8, 16, 4, 24, 40), (0, 1, 3, 4, 2), None, "small_axis_copy"),  # NCHW -> NCHW4c
     ("", (8, 16, 24, 40, 4), (0, 1, 4, 2, 3), None, "small_axis_copy"),  # NCHW4c -> NCHW
+    ("", (4, 3, 32, 48), (0, 2, 3, 1), None, "small_axis_copy"),  # NCHW -> NHWC, RGB
+    ("", (4, 32, 48, 3), (0, 3, 1, 2), None, "small_axis_copy"),  # NHWC -> NCHW, RGB
     # NCHW8c -> NHWC: whole 16-byte runs move, a transpose of 16-byte elements (3136 x 8: the box kernel)
     ("", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
     ("", (32, 64, 256), (1, 0, 2), None, "gather_fast_copy"),  # rows of widened 16-byte elements
@@ -232,3 +234,22 @@ def test_gpu_blocked_layouts_bit_exact(dtype, variant, monkeypatch):
             assert torch.equal(tg.layout_transform(view, src, dst), reference.layout_transform(view, src, dst))
         flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)  # offset by one element
         assert torch.equal(tg.layout_transform(flat, src, dst), reference.layout_transform(flat, src, dst))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant", KERNEL_VARIANTS)
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("channels", [2, 3, 5, 6, 7, 8])
+def test_gpu_few_channels_nchw_nhwc_bit_exact(channels, dtype, variant, monkeypatch):
+    """NCHW <-> NHWC with a few channels (RGB images): the small-axis kernel for every short size
+    from 2 to 8, whether or not it divides a 16-byte vector, plus offset and strided inputs."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
+    for shape, perm in [((3, channels, 24, 48), (0, 2, 3, 1)), ((3, 24, 48, channels), (0, 3, 1, 2)),
+                        ((3, channels, 7, 9), (0, 2, 3, 1))]:
+        x = _random(shape, dtype, "cuda")
+        assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous()), (shape, perm)
+        flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)  # offset by one element
+        assert torch.equal(tg.permute_copy(flat, perm), flat.permute(perm).contiguous()), (shape, perm)
+        wide = _random(shape[:-1] + (shape[-1] + 8,), dtype, "cuda")[..., :shape[-1]]  # strided rows
+        assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous()), (shape, perm)

@@ -17,12 +17,12 @@ namespace {
 // transposed vectors to local memory (ptxas: 32 bytes of spills at 80 registers); 8 did not.
 constexpr int kMaxShort = 8;
 
-// Calls f(integral_constant<S>) for S = n, a power of two from 2 to min(V, kMaxShort).
+// Calls f(integral_constant<S>) for S = n, from 2 to min(V, kMaxShort) (3 included: RGB).
 template <int V, int S = 2, typename F>
 void with_short_size(int64_t n, F&& f) {
   if constexpr (S <= V && S <= kMaxShort) {
     if (n == S) return f(std::integral_constant<int, S>{});
-    with_short_size<V, S * 2>(n, f);
+    with_short_size<V, S + 1>(n, f);
   }
 }
 
@@ -43,7 +43,7 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
   else return false;
   const int S = planes_in ? o : i, L = planes_in ? i : o;
   const int64_t short_size = s.size[S];
-  if (short_size < 2 || short_size > kMaxShort || V % short_size || s.size[L] % V) return false;
+  if (short_size < 2 || short_size > kMaxShort || short_size > V || s.size[L] % V) return false;
   kernels::SmallAxisPlan p;
   p.plane = planes_in ? s.in_stride[S] : s.out_stride[S];
   if (p.plane % V) return false;

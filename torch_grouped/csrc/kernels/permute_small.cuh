@@ -1,5 +1,5 @@
 // small_axis_copy (part of TORCH_GROUPED_PERMUTE_KERNEL=next): a batched 2-D transpose whose
-// short axis S holds s = 2..V elements (at most 16 bytes, V = 16 / element size) and whose long
+// short axis S holds s = 2..8 elements (at most 16 bytes, V = 16 / element size) and whose long
 // axis L has unit stride on one side: the NCHW <-> NCHWxc layout changes. The tile kernels waste
 // most of a tile there (a 4-wide axis fills 4 of 128 rows) or fall back to narrow stores; here
 // each thread moves one block of V positions of L by s positions of S with s 16-byte loads and s
@@ -8,6 +8,8 @@
 //    (`plane` apart), the output the interleaved (L, S) run.
 //  - !kPlanesIn (S is the input's unit-stride axis, NCHW4c -> NCHW): the reverse; the output
 //    planes are `plane` apart.
+// s need not divide V: V positions by s values are s whole vectors on either side (NCHW -> NHWC
+// with 3 channels: three 16-byte planes in, three 16-byte runs of (pixel, channel) out).
 // Lanes take consecutive L blocks, so a warp's loads of one plane are 512 contiguous bytes and
 // its s stores of the interleaved side cover s·512 contiguous bytes.
 #pragma once
@@ -28,7 +30,7 @@ template <typename T, int S, bool kPlanesIn>
 __global__ void __launch_bounds__(kPermuteThreads) small_axis_copy(const T* __restrict__ in, T* __restrict__ out,
                                                                    const __grid_constant__ SmallAxisPlan p) {
   constexpr int V = 16 / static_cast<int>(sizeof(T));
-  static_assert(S >= 2 && V % S == 0, "the short axis must divide a 16-byte vector");
+  static_assert(S >= 2 && S <= V, "the short axis holds 2 to V elements");
   for (uint32_t u = blockIdx.x * kPermuteThreads + threadIdx.x; u < p.units; u += gridDim.x * kPermuteThreads) {
     const uint32_t q = p.blocks.div(u);
     const int64_t l = int64_t{u - q * p.blocks.d} * V;  // first position along L
