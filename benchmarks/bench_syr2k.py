@@ -19,19 +19,26 @@ def _composite(a, b):
     return [torch.addmm(x @ y.T, y, x.T) for x, y in zip(a, b)]
 
 
-def _gemm_scheduler(a, b):
-    """The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no mirror)."""
-    os.environ["TORCH_GROUPED_SYR2K_SCHEDULER"] = "gemm"
-    try:
-        return tg.syr2k(a, b)
-    finally:
-        del os.environ["TORCH_GROUPED_SYR2K_SCHEDULER"]
+def _with_env(name, value, fn):
+    """fn under the environment variable `name` = value (the CUDA path reads it on every call)."""
+    def run():
+        os.environ[name] = value
+        try:
+            return fn()
+        finally:
+            del os.environ[name]
+    return run
 
 
 def _peers(a, b, dtype, device, composite_name):
     peers = {composite_name: lambda: _composite(a, b)}
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16):
-        peers["same kernel, GEMM scheduler"] = lambda: _gemm_scheduler(a, b)
+        # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no mirror).
+        peers["same kernel, GEMM scheduler"] = _with_env("TORCH_GROUPED_SYR2K_SCHEDULER", "gemm",
+                                                         lambda: tg.syr2k(a, b))
+        if len(a) == 1:  # one problem: the plain triangle walk, without Stream-K work units
+            peers["triangle walk, data_parallel"] = _with_env("TORCH_GROUPED_SYR2K_DECOMPOSITION", "data_parallel",
+                                                              lambda: tg.syr2k(a, b))
     return peers
 
 

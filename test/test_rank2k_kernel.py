@@ -50,3 +50,47 @@ def test_unaligned_k_reads_pitched_copies():
     b = [torch.randn(40, 12, device="cuda", dtype=torch.float16)]
     out = tg.syr2k(a, b)
     reference.assert_close(out[0], reference.syr2k(a, b, [], "L", 1.0, 0.0)[0], torch.float16)
+
+
+@pytest.mark.parametrize("decomposition", ["", "stream_k", "split_k", "dp_one_tile_sk", "two_tile_sk_dp", "data_parallel"])
+@pytest.mark.parametrize("n, k", [(300, 712), (1000, 520), (1024, 64), (129, 8)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_single_problem_over_streamk_units(decomposition, n, k, uplo, monkeypatch):
+    """One problem runs over Stream-K work units (TORCH_GROUPED_SYR2K_DECOMPOSITION; unset: the
+    model's choice, Stream-K for few tiles): every decomposition gives the reference, exactly
+    symmetric, and the same bits on a second run (the fixup adds partials in K order)."""
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", decomposition)
+    g = torch.Generator().manual_seed(n + k)
+    a = [torch.randn(n, k, generator=g).to("cuda", torch.bfloat16)]
+    b = [torch.randn(n, k, generator=g).to("cuda", torch.bfloat16)]
+    c = [torch.randn(n, n, generator=g).to("cuda", torch.bfloat16)]
+    torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
+    out = tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)
+    ref = reference.syr2k(a, b, c, uplo, 0.5, 2.0)
+    assert not out[0].isnan().any(), "unwritten elements"
+    reference.assert_close(out[0], ref[0], torch.bfloat16)
+    assert torch.equal(out[0], out[0].T), "not exactly symmetric"
+    assert torch.equal(tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)[0], out[0]), "not repeatable"
+
+
+def test_streamk_units_in_cuda_graph(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "stream_k")
+    a = [torch.randn(1000, 264, device="cuda", dtype=torch.float16)]
+    b = [torch.randn(1000, 264, device="cuda", dtype=torch.float16)]
+    expected = tg.syr2k(a, b)[0]
+    tg.syr2k(a, b)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.syr2k(a, b)[0]
+    for _ in range(3):
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, expected)
+
+
+def test_unknown_decomposition_is_a_value_error(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "diagonal")
+    a = [torch.randn(64, 16, device="cuda", dtype=torch.bfloat16)]
+    with pytest.raises(ValueError, match="decomposition must be one of"):
+        tg.syr2k(a, a)

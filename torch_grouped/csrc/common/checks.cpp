@@ -190,6 +190,10 @@ sched::Decomposition check_streamk(const at::Tensor& a, const at::Tensor& b,
               "; b.size(0) must equal a.size(1) = ", a.size(1));
   TORCH_CHECK_VALUE(splits >= 0, op, ": splits must be >= 0 (0 = automatic), got ", splits);
   TORCH_CHECK_VALUE(grid >= 0, op, ": grid must be >= 0 (0 = automatic), got ", grid);
+  return parse_decomposition(op, decomposition, is_auto);
+}
+
+sched::Decomposition parse_decomposition(const char* op, const std::string& decomposition, bool& is_auto) {
   is_auto = decomposition == "auto";
   if (is_auto) return sched::Decomposition::DataParallel;
   if (decomposition == "data_parallel") return sched::Decomposition::DataParallel;

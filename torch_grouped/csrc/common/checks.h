@@ -48,6 +48,9 @@ sched::Uplo check_syr2k(at::TensorList a, at::TensorList b, at::TensorList c,
 sched::Decomposition check_streamk(const at::Tensor& a, const at::Tensor& b,
                                    const std::string& decomposition, int64_t splits, int64_t grid,
                                    bool& is_auto);
+// A decomposition's name (auto, data_parallel, split_k, stream_k, dp_one_tile_sk,
+// two_tile_sk_dp); `is_auto` for "auto". Anything else is a ValueError naming `op`.
+sched::Decomposition parse_decomposition(const char* op, const std::string& decomposition, bool& is_auto);
 
 // Normalises `dims` (negative values wrap) and checks it is a permutation of x's axes.
 std::vector<int64_t> check_permutation(const at::Tensor& x, at::IntArrayRef dims);

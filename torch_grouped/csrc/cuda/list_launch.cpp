@@ -71,7 +71,7 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
   const int64_t total = sched::total_tiles(sizes, tiles);
   const int64_t slots = int64_t(multiprocessor_count(device.index())) * how.ctas_per_sm;
-  const int grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(slots, total)));
+  const int grid = how.grid > 0 ? how.grid : static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(slots, total)));
   const int64_t stride = how.host_lists ? sched::ceil_div(total, grid) : 0;
 
   // One pinned staging buffer and one copy: the problem table and the per-CTA lists.

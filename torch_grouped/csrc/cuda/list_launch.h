@@ -23,6 +23,7 @@ struct ListLaunch {
   int ctas_per_sm;
   bool b_k_major;
   bool host_lists;  // host-precomputed per-CTA tile lists, else the device-only visitor
+  int grid = 0;     // CTAs; 0: one per tile, at most ctas_per_sm per SM
 };
 
 // `p` carries the mode's fields (out_kind, tiles or triangle, alpha and beta); the rest is filled

@@ -37,6 +37,8 @@ sched::StreamKModel model_for(int device) {
   return sched::StreamKModel{};
 }
 
+}  // namespace
+
 const sched::StreamKModel& cached_model(int device) {
   static std::mutex mutex;
   static std::map<int, sched::StreamKModel> models;
@@ -68,8 +70,6 @@ int32_t* tile_counters(const at::Device& device, cudaStream_t stream, int64_t co
   held.push_back(at::zeros({std::max<int64_t>(count, 4096)}, options));
   return held.back().data_ptr<int32_t>();
 }
-
-}  // namespace
 
 at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
                            int64_t splits, int64_t grid) {

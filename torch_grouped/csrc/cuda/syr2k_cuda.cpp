@@ -4,13 +4,17 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 
 #include <cstdlib>
 #include <cstring>
 
 #include "../common/checks.h"
 #include "../cpu/portable.h"
+#include "device_info.h"
 #include "list_launch.h"
+#include "operand_maps.h"
+#include "streamk_cuda.h"
 #include "syr2k_cuda.h"
 
 namespace torch_grouped {
@@ -24,6 +28,21 @@ constexpr int kTile = 128;
 bool gemm_scheduler() {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_SCHEDULER");
   return v != nullptr && std::strcmp(v, "gemm") == 0;
+}
+
+// One problem whose triangle fills the GPU unevenly (n = 2048: 136 tiles of 128 on 132 SMs, a
+// second wave of 4; n = 1024: 36 tiles) runs over Stream-K work units: streamk_mm's plan
+// (sched/streamk_plan.h) over the triangle's tiles in the Rank2K walk's order, each tile
+// 2·ceil(k / 64) iterations (both passes), chosen by the same calibrated model (`auto`).
+// TORCH_GROUPED_SYR2K_DECOMPOSITION names another decomposition (tests, benchmark); data_parallel
+// is the plain triangle walk.
+sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles& tiles, int device) {
+  const char* v = std::getenv("TORCH_GROUPED_SYR2K_DECOMPOSITION");
+  bool is_auto = true;
+  const sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
+  const int64_t count = tiles.count(n, n), iters = 2 * sched::ceil_div(k, kTileK);
+  return sched::resolve_streamk_plan(cached_model(device), d, is_auto, 0, kTile, count * kTile, iters * kTileK, kTile,
+                                     kTile, kTileK, multiprocessor_count(device));
 }
 
 }  // namespace
@@ -69,10 +88,25 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   p.triangle = tiles;
   p.alpha = static_cast<float>(alpha);
   p.beta = static_cast<float>(beta);
-  launch_list(problems, tiles,
-              ListLaunch{kernels::rank2k_kernel(input_kind(a[0].scalar_type())), a[0].scalar_type(), kTile, kTile, 1,
-                         /*b_k_major=*/true, /*host_lists=*/true},
-              p, device);
+  ListLaunch how{kernels::rank2k_kernel(input_kind(a[0].scalar_type()), false), a[0].scalar_type(), kTile, kTile, 1,
+                 /*b_k_major=*/true, /*host_lists=*/true};
+  at::Tensor workspace;
+  if (problems.size() == 1 && !tiles.all_tiles) {
+    p.streamk = rank2k_plan(problems[0].group.n, problems[0].group.k, tiles, device.index());
+    if (p.streamk.decomposition != sched::Decomposition::DataParallel) {
+      const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+      const int64_t slots = p.streamk.workspace_slots();
+      if (slots > 0) {
+        workspace = at::empty({slots, int64_t{kTile} * kTile}, a[0].options().dtype(at::kFloat));
+        p.workspace = workspace.data_ptr<float>();
+        p.counters = tile_counters(device, stream, p.streamk.tiles() * kernels::kStreamKConsumers, keep);
+      }
+      how.kernel = kernels::rank2k_kernel(input_kind(a[0].scalar_type()), true);
+      how.host_lists = false;
+      how.grid = static_cast<int>(p.streamk.grid);
+    }
+  }
+  launch_list(problems, tiles, how, p, device);
   return out;
 }
 

@@ -20,6 +20,8 @@ TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
+TG_DECLARE(rank2k_streamk_bf16_128x128)
+TG_DECLARE(rank2k_streamk_f16_128x128)
 TG_DECLARE(streamk_bf16_128x128_bkmajor)
 TG_DECLARE(streamk_bf16_128x128_bnmajor)
 TG_DECLARE(streamk_f16_128x128_bkmajor)
@@ -59,8 +61,9 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
   return {};
 }
 
-GroupedGemmLauncher rank2k_kernel(InputKind input) {
-  return input == InputKind::BFloat16 ? rank2k_bf16_128x128 : rank2k_f16_128x128;
+GroupedGemmLauncher rank2k_kernel(InputKind input, bool streamk) {
+  if (input == InputKind::BFloat16) return streamk ? rank2k_streamk_bf16_128x128 : rank2k_bf16_128x128;
+  return streamk ? rank2k_streamk_f16_128x128 : rank2k_f16_128x128;
 }
 
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n) {

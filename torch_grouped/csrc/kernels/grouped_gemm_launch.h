@@ -22,8 +22,9 @@ struct GroupedGemmKernel {
 // K-major or N-major.
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major);
 
-// The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major.
-GroupedGemmLauncher rank2k_kernel(InputKind input);
+// The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of
+// args.streamk (one problem), partial tiles in args.workspace.
+GroupedGemmLauncher rank2k_kernel(InputKind input, bool streamk);
 
 // The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
 // or N-major, one CTA per SM, two consumer warpgroups.

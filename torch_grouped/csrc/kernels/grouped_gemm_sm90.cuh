@@ -39,14 +39,17 @@ namespace torch_grouped::kernels {
 //            same two maps in swapped roles (square tiles, B K-major); triangle tiles only
 //   StreamK  streamk_mm: one matmul cut into work units (a tile and a range of its K blocks) by
 //            sched::StreamKPlan; partial tiles meet in a workspace (streamk_fixup.cuh)
-enum class KernelMode { Grouped, Rank2K, StreamK };
+//   Rank2KStreamK  syr2k of one problem whose triangle has too few tiles to fill the GPU evenly:
+//            the Rank2K tiles and epilogue, the plan's work units over the triangle's tiles
+//            (linear tile t is the Rank2K walk's tile t; both passes are the tile's iterations)
+enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
 
 template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
-  static constexpr bool Rank2K = Mode_ == KernelMode::Rank2K;
-  static constexpr bool StreamK = Mode_ == KernelMode::StreamK;
+  static constexpr bool Rank2K = Mode_ == KernelMode::Rank2K || Mode_ == KernelMode::Rank2KStreamK;
+  static constexpr bool StreamK = Mode_ == KernelMode::StreamK || Mode_ == KernelMode::Rank2KStreamK;
   static_assert(!Rank2K || (BM == BN && BKMajor_), "Rank2K needs square tiles and K-major operands");
   using Tiles = cute::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
@@ -162,20 +165,27 @@ struct TileUnits {
   }
 };
 
-// The Stream-K walk of one matmul (the Batched form with one group): this CTA's units in the
-// plan's order, tiles numbered m → n.
+// The Stream-K walk of one matmul (the Batched form with one group; Rank2K: the List form with
+// one group): this CTA's units in the plan's order, tiles numbered m → n (Rank2K: in the
+// triangle walk's order).
 template <class Cfg>
 struct StreamKUnits {
   const sched::StreamKPlan& plan;
+  const sched::SymmetricTiles& triangle;
   GroupProblem q;
   sched::StreamKCursor cursor;
   __device__ explicit StreamKUnits(const GroupedGemmArgs& p)
-      : plan(p.streamk), q(resolve_group(p, 0, [](int32_t) { return int64_t{0}; })), cursor(p.streamk.begin(blockIdx.x)) {}
+      : plan(p.streamk), triangle(p.triangle), q(resolve_group(p, 0, [](int32_t) { return int64_t{0}; })),
+        cursor(p.streamk.begin(blockIdx.x)) {}
   __device__ __forceinline__ bool next(WorkUnit& u) {
     sched::StreamKWorkUnit w;
     if (!plan.next(blockIdx.x, cursor, w)) return false;
     u.q = q;
-    u.tile = sched::TileCoord{0, int32_t(w.tile / plan.tiles_n), int32_t(w.tile % plan.tiles_n), true};
+    if constexpr (Cfg::Rank2K) {
+      u.tile = triangle.coord(0, q.n, q.n, w.tile);
+    } else {
+      u.tile = sched::TileCoord{0, int32_t(w.tile / plan.tiles_n), int32_t(w.tile % plan.tiles_n), true};
+    }
     u.kb_begin = int32_t(w.k_begin), u.kb_end = int32_t(w.k_end);
     u.linear_tile = w.tile, u.slot = w.slot;
     return true;
@@ -421,11 +431,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     warpgroup_wait<0>();
     if (kblocks > 0) pipeline.consumer_release(previous);
 
-    if constexpr (Cfg::Rank2K) {
-      store_rank2k_tile<Cfg>(acc, coords, q, u.tile, p, smem.epilogue[warpgroup], warpgroup, thread);
-      continue;
-    }
-    const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     if constexpr (Cfg::StreamK) {
       if (u.slot >= 0) {  // a segment of a cut tile: the last to arrive reduces and stores
         const StreamKFixup fixup{p.workspace, p.counters, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup,
@@ -435,6 +440,11 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
         fixup.reduce(acc, p.streamk, u.linear_tile, segments, thread % 128);
       }
     }
+    if constexpr (Cfg::Rank2K) {
+      store_rank2k_tile<Cfg>(acc, coords, q, u.tile, p, smem.epilogue[warpgroup], warpgroup, thread);
+      continue;
+    }
+    const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     float* stage = smem.epilogue[warpgroup];
     switch (p.out_kind) {
       case OutKind::Float: store_tile<float, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
@@ -496,7 +506,7 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 }
 
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file).
-// MODE is Grouped, Rank2K or StreamK.
+// MODE is Grouped, Rank2K, StreamK or Rank2KStreamK.
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE)                                 \
   namespace torch_grouped::kernels {                                                                      \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                 \
