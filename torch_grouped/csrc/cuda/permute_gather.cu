@@ -8,6 +8,7 @@
 
 #include "../kernels/permute_gather.cuh"
 #include "device_info.h"
+#include "element_size_dispatch.h"
 
 namespace torch_grouped {
 namespace {
@@ -36,14 +37,7 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
 }  // namespace
 
 bool launch_gather_fast(int64_t element_size, const PermuteShape& s, const void* in, void* out, cudaStream_t stream) {
-  switch (element_size) {
-    case 1: return launch<1>(s, in, out, stream);
-    case 2: return launch<2>(s, in, out, stream);
-    case 4: return launch<4>(s, in, out, stream);
-    case 8: return launch<8>(s, in, out, stream);
-    case 16: return launch<16>(s, in, out, stream);
-    default: return false;
-  }
+  return with_element_size(element_size, [&](auto E) { return launch<decltype(E)::value>(s, in, out, stream); });
 }
 
 }  // namespace torch_grouped

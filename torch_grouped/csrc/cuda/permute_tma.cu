@@ -10,6 +10,7 @@
 
 #include "../kernels/permute_tma.cuh"
 #include "device_info.h"
+#include "element_size_dispatch.h"
 #include "tma_map.h"
 
 namespace torch_grouped {
@@ -97,14 +98,7 @@ bool launch(const void* in, void* out, const kernels::Tile2dPlan& p, cudaStream_
 
 bool launch_tile2d_tma(int64_t element_size, const void* in, void* out, const kernels::Tile2dPlan& p,
                        cudaStream_t stream) {
-  switch (element_size) {
-    case 1: return launch<1>(in, out, p, stream);
-    case 2: return launch<2>(in, out, p, stream);
-    case 4: return launch<4>(in, out, p, stream);
-    case 8: return launch<8>(in, out, p, stream);
-    case 16: return launch<16>(in, out, p, stream);
-    default: return false;
-  }
+  return with_element_size(element_size, [&](auto E) { return launch<decltype(E)::value>(in, out, p, stream); });
 }
 
 }  // namespace torch_grouped
