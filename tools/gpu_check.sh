@@ -6,6 +6,7 @@
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
 #   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default $DEFAULT_SANITIZE below),
+#              RACECHECK (the expression for racecheck, default $SANITIZE or else $DEFAULT_RACECHECK),
 #              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
@@ -15,6 +16,9 @@ export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} PYTHONPATH=$PWD${PYTHONPATH:+
 step() { echo; echo "=== $* ($(date +%T))"; }
 # The GPU kernels' tests that compute-sanitizer runs by default (a few minutes under racecheck).
 DEFAULT_SANITIZE="(gpu and (layout or permute) and not huge and not takes_its_kernel) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or (test_streamk_kernel and (grids or graph or 130-250))"
+
+# racecheck's default: the kernels that share memory between threads, a few cases each
+DEFAULT_RACECHECK="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k)))) or (test_ragged_rows and 72-136) or (test_streamk_kernel and graph) or (test_gpu_transposes and float16 and (tma or tile2d))"
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -57,12 +61,15 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   grep -B2 -A12 "Fatal Python" "$OUT/pytest.log" | head -60
 fi
 if [ "${SKIP_TESTS:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
-  step "compute-sanitizer memcheck and racecheck: -k '${SANITIZE:-$DEFAULT_SANITIZE}'"
+  step "compute-sanitizer memcheck (-k '${SANITIZE:-$DEFAULT_SANITIZE}') and racecheck (-k '${RACECHECK:-${SANITIZE:-$DEFAULT_RACECHECK}}')"
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+    # racecheck runs the kernels tens of times slower: a smaller set by default (RACECHECK)
+    expr=${SANITIZE:-$DEFAULT_SANITIZE}
+    [ "$tool" = racecheck ] && expr=${RACECHECK:-${SANITIZE:-$DEFAULT_RACECHECK}}
     # A time limit: a kernel whose CTAs wait for each other (Stream-K) would hang, not fail, if
     # the tool ever ran its CTAs one at a time.
     timeout ${SANITIZE_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-      python3 -m pytest test -q -x -p no:cacheprovider -k "${SANITIZE:-$DEFAULT_SANITIZE}" 2>&1 | tail -6
+      python3 -m pytest test -q -x -p no:cacheprovider -k "$expr" 2>&1 | tail -6
     echo "$tool exit code: ${PIPESTATUS[0]}"
   done
 fi
