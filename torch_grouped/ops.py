@@ -7,8 +7,10 @@ _ops = torch.ops.grouped
 
 
 def _call(op, tensors, *args, **kwargs):
-    """Calls `op`, skipping the Python autograd kernel when no gradient can flow (it costs a few
-    microseconds, which small tensors notice). Under torch.compile the op is traced as is."""
+    """Calls `op`'s only overload (the packet would resolve it on every call), skipping the Python
+    autograd kernel when no gradient can flow (it costs a few microseconds, which small tensors
+    notice). Under torch.compile the op is traced as is."""
+    op = op.default
     if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
         return op(*args, **kwargs)
     with torch._C._AutoDispatchBelowAutograd():
