@@ -66,8 +66,8 @@ if [ "${SKIP_TESTS:-0}" != 1 ] && [ "${SKIP_SANITIZE:-0}" != 1 ]; then
     # racecheck runs the kernels tens of times slower: a smaller set by default (RACECHECK)
     expr=${SANITIZE:-$DEFAULT_SANITIZE}
     [ "$tool" = racecheck ] && expr=${RACECHECK:-${SANITIZE:-$DEFAULT_RACECHECK}}
-    # A time limit: a kernel whose CTAs wait for each other (Stream-K) would hang, not fail, if
-    # the tool ever ran its CTAs one at a time.
+    # A time limit: racecheck can run for many minutes on a large set (the Stream-K fixup never
+    # waits on another CTA, so a hang would be a bug, not the tool serialising CTAs).
     timeout ${SANITIZE_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
       python3 -m pytest test -q -x -p no:cacheprovider -k "$expr" 2>&1 | tail -6
     echo "$tool exit code: ${PIPESTATUS[0]}"
