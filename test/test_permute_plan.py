@@ -89,7 +89,7 @@ def _widen(shape, perm, element_size, strides=None, base=0):
 
 
 class TestWidenDumps(expecttest.TestCase):
-    """widen_elements (the `next` variant): whole runs of the output-inner axis move as wider elements."""
+    """widen_elements (the default CUDA path since run 22): whole runs of the output-inner axis move as wider elements."""
 
     def test_nchw8c_to_nhwc_fp16_moves_16_byte_elements(self):
         # (8, 8, 56, 56, 8) -> (0, 2, 3, 1, 4): simplified 8 x 3136 x 8 x 8 with the 8-wide c8 inner
