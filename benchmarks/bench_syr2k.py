@@ -4,8 +4,9 @@ import random
 
 import torch
 
+import cublas_syr2k
 import torch_grouped as tg
-from common import Case, on_gpu
+from common import Case, on_gpu, rel_error
 
 GPU_CASES = [(dtype, n, k) for dtype in (torch.float32, torch.float64)
              for n, k in ((4096, 4096), (8192, 1024), (2048, 8192), (1024, 1024))]
@@ -30,8 +31,20 @@ def _with_env(name, value, fn):
     return run
 
 
+def _cublas(a, b):
+    """cuBLAS ?syr2k per group, checked once against the composite on the triangle it writes."""
+    run = lambda: [cublas_syr2k.syr2k_lower(x, y, torch.empty(x.shape[0], x.shape[0], device=x.device, dtype=x.dtype))
+                   for x, y in zip(a, b)]
+    err = rel_error([c.tril() for c in run()], [c.tril() for c in _composite(a, b)])
+    if err > TOL[a[0].dtype]:
+        raise RuntimeError(f"the cuBLAS syr2k peer disagrees with the composite: relative error {err:.2e}")
+    return run
+
+
 def _peers(a, b, dtype, device, composite_name):
     peers = {composite_name: lambda: _composite(a, b)}
+    if on_gpu(device) and dtype in (torch.float32, torch.float64) and cublas_syr2k.available():
+        peers["cuBLAS syr2k" if len(a) == 1 else "loop of cuBLAS syr2k"] = _cublas(a, b)
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16):
         # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no mirror).
         peers["same kernel, GEMM scheduler"] = _with_env("TORCH_GROUPED_SYR2K_SCHEDULER", "gemm",

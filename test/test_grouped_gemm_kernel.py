@@ -147,6 +147,19 @@ def test_unaligned_k_and_n(k, n):
         check(o, r, torch.bfloat16)
 
 
+def test_many_misaligned_operands_in_one_call():
+    """80 operands whose rows are 40 bytes (K = 20), more than one launch of the pitched copies
+    takes (32 each); a batched 3-D call whose B is an expanded (stride-0) batch of odd rows."""
+    la = [torch.randn(m, 20, device="cuda", dtype=torch.float16) for m in range(1, 41)]
+    lb = [torch.randn(20, 24 + 3 * i, device="cuda", dtype=torch.float16) for i in range(40)]
+    torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the copies reuse
+    for o, r in zip(tg.gemm(la, lb), reference.gemm(la, lb)):
+        check(o, r, torch.float16)
+    a = torch.randn(3, 70, 12, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(1, 12, 33, device="cuda", dtype=torch.bfloat16).expand(3, 12, 33)
+    check(tg.grouped_mm(a, b), reference.grouped_mm(a, b, None), torch.bfloat16)
+
+
 def list_problem(seed, dtype, groups):
     rng = random.Random(seed)
     a, b = [], []

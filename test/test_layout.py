@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 import reference
 import torch_grouped as tg
 
-# Kernel variants of the CUDA path (TORCH_GROUPED_PERMUTE_KERNEL, read on every call): "" is the
+# Kernel variants of the CUDA path (TORCH_GROUPED_PERMUTE_KERNEL, read once per call): "" is the
 # default (wider elements where whole runs move, the small-axis kernel where one axis of a transpose
 # is short, TMA-loaded tiles, the fast gather; "next" is its old name), "tma" the TMA-loaded tiles
 # alone, "tile2d" the same tiles with plain loads, "legacy" the box kernel with the plain gather
@@ -100,6 +100,14 @@ def test_huge_int8_above_2_to_the_31_elements():
     y = x.view(65537, 1, 32771).expand(65537, 1, 32771)
     out = tg.permute_copy(y, [2, 1, 0])
     assert out.shape == (32771, 1, 65537) and torch.equal(out[:, 0, :7], x[:7].T) and torch.equal(out[-3:, 0, -5:], x[-5:, -3:].T)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_unknown_kernel_variant_is_an_error(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", "tiles")
+    with pytest.raises(RuntimeError, match="TORCH_GROUPED_PERMUTE_KERNEL must be next, tma, tile2d, legacy or box"):
+        tg.permute_copy(torch.ones(4, 8, device="cuda"), (1, 0))
 
 
 @pytest.mark.gpu

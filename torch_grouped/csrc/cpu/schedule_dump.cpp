@@ -147,7 +147,7 @@ std::string permute_plan(at::IntArrayRef sizes, at::IntArrayRef strides, at::Int
   return out.str();
 }
 
-// widen_elements on the simplified shape (TORCH_GROUPED_PERMUTE_KERNEL=next), as text: the
+// widen_elements on the simplified shape (the default CUDA path widens; other variants do not), as text: the
 // element size it chose and the shape in those elements. `base`: the input's address.
 std::string permute_widen(at::IntArrayRef sizes, at::IntArrayRef strides, at::IntArrayRef dims, int64_t element_size,
                           int64_t base) {

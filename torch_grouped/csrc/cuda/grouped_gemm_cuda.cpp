@@ -19,6 +19,7 @@
 #include "device_info.h"
 #include "list_launch.h"
 #include "operand_maps.h"
+#include "staged_operands.h"
 
 namespace torch_grouped {
 namespace {
@@ -97,8 +98,6 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // The kernel reads offs with unit stride; a strided or expanded view gets a (device) copy, which
   // the allocator keeps until the kernel has run (stream order).
   const at::Tensor offs_dense = offs.has_value() ? offs->contiguous() : at::Tensor();
-  const at::Tensor a3 = a.dim() == 2 ? a.unsqueeze(0) : a;
-  const at::Tensor b3 = b.dim() == 2 ? b.unsqueeze(0) : b;
   p.k = k;
   p.groups = static_cast<int32_t>(s.groups);
   p.c = out.data_ptr();
@@ -131,11 +130,15 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // Columns grouped by offsets (3-D x 2-D) start anywhere, and TMA faults (illegal instruction)
   // on a swizzled box whose innermost start coordinate is not 16-byte aligned: there B is read
   // K-major, where the group's first column is an outer coordinate (an N-major B is copied).
-  const bool k_major = s.form == GroupedMmForm::A3dB2d || b_is_k_major(b3.size(1), b3.size(2), b3.stride(1), b3.stride(2));
+  const int64_t kb = b.dim() - 2;  // B's K axis
+  const bool k_major = s.form == GroupedMmForm::A3dB2d || b_is_k_major(b.size(kb), b.size(kb + 1), b.stride(kb), b.stride(kb + 1));
   std::vector<at::Tensor> keep;
-  if (!map_a(a3, tile.m, a.scalar_type(), p.a_map, keep) || !map_b(b3, k_major, tile.n, a.scalar_type(), p.b_map, keep)) {
-    return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents (2^31 rows)
-  }
+  StagedOperands operands;
+  const int ia = operands.add(a), ib = operands.add(b, /*transposed=*/k_major);
+  operands.copy(a.device(), c10::cuda::getCurrentCUDAStream(a.get_device()).stream(), keep);
+  if (!operands[ia] || !operands[ib]) return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents
+  p.a_map = a_map(*operands[ia], tile.m, a.scalar_type());
+  p.b_map = b_map(*operands[ib], k_major, tile.n, a.scalar_type());
   p.tiles = sched::GemmTiles{{tile.m, tile.n}, panel_width()};
   launch(p, a.scalar_type(), tile, k_major, grid, a);
   return out;
@@ -188,11 +191,18 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
 
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
   std::vector<at::Tensor> keep;
+  StagedOperands operands;  // group j's A is operand 2j, its B 2j + 1
+  for (size_t j = 0; j < order.size(); ++j) {
+    const int32_t i = active[order[j]];
+    operands.add(a[i]);
+    operands.add(b[i], /*transposed=*/k_major);
+  }
+  operands.copy(device, c10::cuda::getCurrentCUDAStream(device.index()).stream(), keep);
   std::vector<ListProblem> problems(active.size());
   for (size_t j = 0; j < order.size(); ++j) {
     const int32_t i = active[order[j]];
-    auto a_op = list_operand(a[i], false, keep);
-    auto b_op = list_operand(b[i], k_major, keep);
+    const auto& a_op = operands[static_cast<int>(2 * j)];
+    const auto& b_op = operands[static_cast<int>(2 * j + 1)];
     if (!a_op || !b_op) return gemm_portable(a, b, out_dtype, schedule, sort_by_k);  // beyond TMA's extents (2^31 rows)
     problems[j] = ListProblem{{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
                                a_op->base, a_op->outer_stride, b_op->base, b_op->outer_stride, nullptr, 0},

@@ -53,15 +53,6 @@ kernels::OutKind out_kind(at::ScalarType t) {
   return t == at::kFloat ? OutKind::Float : (t == at::kBFloat16 ? OutKind::BFloat16 : OutKind::Half);
 }
 
-std::optional<TmaOperand> list_operand(const at::Tensor& t, bool transposed, std::vector<at::Tensor>& keep) {
-  const int d = transposed ? 1 : 0;
-  const int64_t sizes[3] = {1, t.size(d), t.size(1 - d)};
-  const int64_t strides[3] = {t.numel(), t.stride(d), t.stride(1 - d)};
-  if (auto op = tma_operand(t.data_ptr(), t.scalar_type(), sizes, strides)) return op;
-  keep.push_back(pitched_copy(transposed ? t.t() : t));
-  return tma_operand(keep.back().unsqueeze(0));
-}
-
 template <class Tiles>
 void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const ListLaunch& how,
                  kernels::GroupedGemmArgs p, const at::Device& device) {
@@ -93,9 +84,8 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
 
   // The tensor maps: two templates encoded here, patched per group on the device.
   ListMapsArgs maps{};
-  maps.a_template = encode_tma_map(problems[0].a, how.dtype, kTileK, how.tile_m);
-  maps.b_template = how.b_k_major ? encode_tma_map(problems[0].b, how.dtype, kTileK, how.tile_n)
-                                  : encode_tma_map(problems[0].b, how.dtype, 64, kTileK);
+  maps.a_template = a_map(problems[0].a, how.tile_m, how.dtype);
+  maps.b_template = b_map(problems[0].b, how.b_k_major, how.tile_n, how.dtype);
   maps.list = reinterpret_cast<const kernels::ListGroup*>(dbase + (reinterpret_cast<uint8_t*>(list) - base));
   maps.a_maps = reinterpret_cast<CUtensorMap*>(dbase + maps_offset);
   maps.b_maps = maps.a_maps + groups;

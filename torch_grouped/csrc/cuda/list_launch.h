@@ -38,12 +38,6 @@ bool kernel_device(const at::Tensor& t);
 kernels::InputKind input_kind(at::ScalarType t);
 kernels::OutKind out_kind(at::ScalarType t);
 
-// A 2-D list operand as [1, outer, inner]: [rows, cols] with unit column stride, or its
-// transpose when `transposed` (then the unit stride must be along rows). Reads sizes and strides
-// without making views (a microsecond each, per group); copies only when TMA cannot address the
-// tensor as it is, keeping the copy in `keep` until the launch.
-std::optional<TmaOperand> list_operand(const at::Tensor& t, bool transposed, std::vector<at::Tensor>& keep);
-
 // Encoding a tensor map needs the device's context current on this thread. CUDAGuard skips
 // cudaSetDevice when the device already matches, which on a fresh thread (autograd's backward
 // workers) leaves no context: cuTensorMapEncodeTiled then fails with CUDA_ERROR_INVALID_CONTEXT.

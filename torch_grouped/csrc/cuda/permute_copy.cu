@@ -6,24 +6,24 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "../common/checks.h"
 #include "../common/layout.h"
 #include "../kernels/permute.cuh"
 #include "device_info.h"
+#include "element_size_dispatch.h"
 #include "layout_cuda.h"
+#include "permute_batch.h"
 #include "permute_gather.h"
 #include "permute_small.h"
 #include "permute_tma.h"
 
 namespace torch_grouped {
 namespace {
-
-struct alignas(16) Bytes16 {
-  uint64_t lo, hi;
-};
 
 template <int N>
 using Width = std::integral_constant<int, N>;
@@ -60,7 +60,7 @@ constexpr int tile_elems() {
   return 16384 / static_cast<int>(sizeof(T));
 }
 
-// Kernel variants, read on every call (a getenv is cheap) so that a benchmark or a test can switch
+// Kernel variants, read once per call (a getenv is cheap) so that a benchmark or a test can switch
 // in one process (TORCH_GROUPED_PERMUTE_KERNEL). Unset (or "next"), the default: wider elements
 // where whole runs move (widen_elements), the small-axis kernel (kernels/permute_small.cuh) where
 // one axis of a transpose holds at most 16 bytes, tile2d's tiles loaded by TMA
@@ -70,9 +70,17 @@ constexpr int tile_elems() {
 // The others, kept for comparison: =tma (no widening, small-axis or fast gather), =tile2d (the
 // same with tile2d's own loads), =legacy (the box kernel, the plain gather where no vector access
 // fits), =box (the box kernel even there).
-std::string forced_kernel() {
+enum class Variant { Next, Tma, Tile2d, Legacy, Box };
+
+Variant forced_variant() {
   const char* v = std::getenv("TORCH_GROUPED_PERMUTE_KERNEL");
-  return std::string(v == nullptr || *v == '\0' ? "next" : v);
+  if (v == nullptr || *v == '\0') return Variant::Next;
+  static constexpr std::pair<const char*, Variant> kNames[] = {
+      {"next", Variant::Next}, {"tma", Variant::Tma}, {"tile2d", Variant::Tile2d},
+      {"legacy", Variant::Legacy}, {"box", Variant::Box}};
+  for (const auto& [name, variant] : kNames)
+    if (std::strcmp(v, name) == 0) return variant;
+  TORCH_CHECK(false, "TORCH_GROUPED_PERMUTE_KERNEL must be next, tma, tile2d, legacy or box (or unset), got '", v, "'");
 }
 
 // A tile2d plan for `shape`, or false where tile2d does not apply: the input-inner and
@@ -98,16 +106,7 @@ bool plan_tile2d(const PermuteShape& s, const T* in, kernels::Tile2dPlan& p) {
   const int64_t ti = (s.size[i] + Tr::TI - 1) / Tr::TI, to = (s.size[o] + Tr::TO - 1) / Tr::TO;
   int64_t total = ti * to;
   p = kernels::Tile2dPlan{};
-  for (int d = 0; d < s.rank; ++d) {
-    if (d == i || d == o) continue;
-    total *= s.size[d];
-    if (total > kMax) return false;
-    p.batch_size[p.batch] = kernels::FastDivmod(static_cast<uint32_t>(s.size[d]));
-    p.batch_in[p.batch] = s.in_stride[d];
-    p.batch_out[p.batch] = s.out_stride[d];
-    ++p.batch;
-  }
-  if (total > kMax) return false;
+  if (total > kMax || !fill_batch_axes(s, i, o, Tr::V, total, p)) return false;
   p.size_i = static_cast<int32_t>(s.size[i]);
   p.size_o = static_cast<int32_t>(s.size[o]);
   p.stride_o_in = s.in_stride[o];
@@ -131,14 +130,13 @@ int tile2d_blocks_per_sm() {
 }
 
 template <typename T>
-void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, PermuteKind kind) {
+void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, PermuteKind kind, Variant variant) {
   const T* in = static_cast<const T*>(in_raw);
   T* out = static_cast<T*>(out_raw);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const int64_t max_blocks = int64_t{multiprocessor_count(c10::cuda::current_device())} * 8;
   constexpr int T_ = kernels::kPermuteThreads;
-  const std::string variant = forced_kernel();
-  const bool next = variant == "next";
+  const bool next = variant == Variant::Next;
   // next: gathers, and row copies of 16-byte (widened) elements, with 32-bit multiply-shift index
   // math (cuda/permute_gather.cu)
   if (next && (kind == PermuteKind::Gather || (kind == PermuteKind::Rows && sizeof(T) == 16)) &&
@@ -164,9 +162,9 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     kernels::Tile2dPlan tp;
     // next: a transpose with a short axis (NCHW <-> NCHW4c) in registers (cuda/permute_small.cu)
     if (next && launch_small_axis(sizeof(T), shape, in, out, stream)) return;
-    if ((variant == "tile2d" || variant == "tma" || next) && plan_tile2d<T>(shape, in, tp)) {
+    if ((variant == Variant::Tile2d || variant == Variant::Tma || next) && plan_tile2d<T>(shape, in, tp)) {
       // tma, next: tile2d's tiles loaded by TMA (cuda/permute_tma.cu), tile2d where TMA cannot address the input
-      if ((variant == "tma" || next) && launch_tile2d_tma(sizeof(T), in, out, tp, stream)) return;
+      if ((variant == Variant::Tma || next) && launch_tile2d_tma(sizeof(T), in, out, tp, stream)) return;
       const int64_t blocks =
           std::min<int64_t>(tp.total_tiles, int64_t{multiprocessor_count(c10::cuda::current_device())} *
                                                 tile2d_blocks_per_sm<T>());
@@ -189,10 +187,10 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
       return aligned(out, w * sizeof(T)) && shape.size[out_axis] % w == 0 && (1 << p.log2_extent[out_slot]) % w == 0;
     });
     // (next: 16-byte elements, e.g. widened ones, are whole vectors: the box kernel coalesces both sides)
-    if (vin == 1 && vout == 1 && variant != "box" && !(next && sizeof(T) == 16)) {
+    if (vin == 1 && vout == 1 && variant != Variant::Box && !(next && sizeof(T) == 16)) {
       // No vector fits on either side (odd inner sizes, as in (3, H, W, 7) → (7, H, W, 3)):
       // element-wise tiles only add shared-memory traffic to the same scalar accesses.
-      return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather);
+      return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather, variant);
     }
     const int64_t blocks = std::min(max_blocks, p.total_boxes);
     const size_t smem = static_cast<size_t>(p.smem_elems) * sizeof(T);
@@ -215,21 +213,19 @@ at::Tensor permute_copy_cuda(const at::Tensor& x, at::IntArrayRef dims) {
   PermuteShape shape = simplify_permutation(static_cast<int>(x.dim()), x.sizes().data(),
                                             x.strides().data(), perm.data());
   const void* in = x.const_data_ptr();  // includes the storage offset
+  const Variant variant = forced_variant();
   // The default (next): wider elements where whole runs move (NCHW8c -> NHWC in fp16: 16-byte elements)
-  const int64_t element_size = forced_kernel() == "next"
+  const int64_t element_size = variant == Variant::Next
                                    ? widen_elements(shape, x.element_size(), reinterpret_cast<uintptr_t>(in))
                                    : x.element_size();
   const PermuteKind kind = choose_permute_kind(shape, element_size);
   if (kind == PermuteKind::Empty) return out;
   const c10::cuda::CUDAGuard guard(x.device());
-  switch (element_size) {
-    case 1: launch_typed<uint8_t>(in, out.data_ptr(), shape, kind); break;
-    case 2: launch_typed<uint16_t>(in, out.data_ptr(), shape, kind); break;
-    case 4: launch_typed<uint32_t>(in, out.data_ptr(), shape, kind); break;
-    case 8: launch_typed<uint64_t>(in, out.data_ptr(), shape, kind); break;
-    case 16: launch_typed<Bytes16>(in, out.data_ptr(), shape, kind); break;
-    default: TORCH_CHECK(false, "permute_copy: element size ", element_size, " is not supported");
-  }
+  const bool launched = with_element_size(element_size, [&](auto E) {
+    launch_typed<kernels::BytesOf<decltype(E)::value>>(in, out.data_ptr(), shape, kind, variant);
+    return true;
+  });
+  TORCH_CHECK(launched, "permute_copy: element size ", element_size, " is not supported");
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "../kernels/permute_small.cuh"
 #include "device_info.h"
 #include "element_size_dispatch.h"
+#include "permute_batch.h"
 
 namespace torch_grouped {
 namespace {
@@ -52,16 +53,7 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
   int64_t units = s.size[L] / V;
   if (units > kMax) return false;
   p.blocks = kernels::FastDivmod(static_cast<uint32_t>(units));
-  for (int d = 0; d < s.rank; ++d) {
-    if (d == S || d == L) continue;
-    if (s.in_stride[d] % V || s.out_stride[d] % V) return false;
-    units *= s.size[d];
-    if (units > kMax) return false;
-    p.batch_size[p.batch] = kernels::FastDivmod(static_cast<uint32_t>(s.size[d]));
-    p.batch_in[p.batch] = s.in_stride[d];
-    p.batch_out[p.batch] = s.out_stride[d];
-    ++p.batch;
-  }
+  if (!fill_batch_axes(s, S, L, V, units, p)) return false;
   p.units = static_cast<uint32_t>(units);
   using T = kernels::BytesOf<E>;
   constexpr int threads = kernels::kPermuteThreads;

@@ -21,6 +21,7 @@
 #include "device_info.h"
 #include "list_launch.h"
 #include "operand_maps.h"
+#include "staged_operands.h"
 
 namespace torch_grouped {
 namespace {
@@ -89,12 +90,15 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // 128 x 256 tiles, the most efficient, unless the output is at most 128 wide: half of every
   // 256-wide tile would be padding.
   const int tile_n = n <= 128 ? 128 : 256;
-  if (!map_a(a.unsqueeze(0), kStreamKTileM, a.scalar_type(), p.a_map, keep) ||
-      !map_b(b.unsqueeze(0), k_major, tile_n, a.scalar_type(), p.b_map, keep)) {
-    return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents (2^31 rows)
-  }
-  // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
   const int device = a.get_device();
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  StagedOperands operands;
+  const int ia = operands.add(a), ib = operands.add(b, /*transposed=*/k_major);
+  operands.copy(a.device(), stream, keep);
+  if (!operands[ia] || !operands[ib]) return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
+  p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
+  p.b_map = b_map(*operands[ib], k_major, tile_n, a.scalar_type());
+  // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
   const int64_t resident = multiprocessor_count(device);
   const int64_t g = grid > 0 ? std::min(grid, resident) : resident;
   p.streamk = sched::resolve_streamk_plan(cached_model(device), d, is_auto, splits, m, n, k, kStreamKTileM,
@@ -107,7 +111,6 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.c_batch_stride = m * n;
   p.out_kind = out_kind(a.scalar_type());
 
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
   const int64_t slots = p.streamk.workspace_slots();
   at::Tensor workspace;
   if (slots > 0) {

@@ -14,6 +14,7 @@
 #include "device_info.h"
 #include "list_launch.h"
 #include "operand_maps.h"
+#include "staged_operands.h"
 #include "streamk_cuda.h"
 #include "syr2k_cuda.h"
 
@@ -63,7 +64,8 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   const at::Device device = a[0].device();
   const bool with_c = beta != 0.0 && !c.empty();
   std::vector<at::Tensor> out, keep;
-  std::vector<ListProblem> problems;
+  std::vector<size_t> active;  // groups with products to compute
+  StagedOperands operands;     // active group j's A is operand 2j, its B 2j + 1
   for (size_t i = 0; i < a.size(); ++i) {
     const int64_t n = a[i].size(0), k = a[i].size(1);
     out.push_back(at::Tensor(at::detail::empty_cuda({n, n}, a[i].scalar_type(), device, std::nullopt)));
@@ -76,12 +78,21 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
       }
       continue;
     }
-    auto a_op = list_operand(a[i], false, keep);
-    auto b_op = list_operand(b[i], false, keep);
+    active.push_back(i);
+    operands.add(a[i]);
+    operands.add(b[i]);
+  }
+  operands.copy(device, c10::cuda::getCurrentCUDAStream(device.index()).stream(), keep);
+  std::vector<ListProblem> problems;
+  for (size_t j = 0; j < active.size(); ++j) {
+    const size_t i = active[j];
+    const int64_t n = a[i].size(0), k = a[i].size(1);
+    const auto& a_op = operands[static_cast<int>(2 * j)];
+    const auto& b_op = operands[static_cast<int>(2 * j + 1)];
     if (!a_op || !b_op) return syr2k_composite(a, b, c, uplo_name, alpha, beta);  // beyond TMA's extents (2^31 rows)
     const at::Tensor ci = with_c ? c[i].contiguous() : at::Tensor();
     if (with_c) keep.push_back(ci);
-    problems.push_back(ListProblem{{n, n, k, out.back().data_ptr(), n, a_op->base, a_op->outer_stride, b_op->base,
+    problems.push_back(ListProblem{{n, n, k, out[i].data_ptr(), n, a_op->base, a_op->outer_stride, b_op->base,
                                     b_op->outer_stride, with_c ? ci.data_ptr() : nullptr, with_c ? n : 0},
                                    *a_op, *b_op});
   }

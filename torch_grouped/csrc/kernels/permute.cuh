@@ -267,10 +267,14 @@ __device__ __forceinline__ void add_batch_offsets(uint32_t t, int n, const FastD
 constexpr int kTile2dBatch = kPermuteMaxRank - 2;
 constexpr int kTile2dRows = 128;  // tile extent along o (rows of the shared-memory tile)
 
-struct Tile2dPlan {
-  int batch = 0;                      // batch axes, outermost first
+// The axes a 2-D kernel (tile2d, small_axis_copy) loops over around its two axes, outermost first.
+struct BatchAxes {
+  int batch = 0;
   FastDivmod batch_size[kTile2dBatch];
   int64_t batch_in[kTile2dBatch], batch_out[kTile2dBatch];
+};
+
+struct Tile2dPlan : BatchAxes {
   int32_t size_i = 0, size_o = 0;     // extents of the two axes (< 2^31)
   int64_t stride_o_in = 0;            // input stride of o (elements)
   int64_t stride_i_out = 0;           // output stride of i (elements)

@@ -17,10 +17,7 @@
 
 namespace torch_grouped::kernels {
 
-struct SmallAxisPlan {
-  int batch = 0;  // batch axes, outermost first
-  FastDivmod batch_size[kTile2dBatch];
-  int64_t batch_in[kTile2dBatch], batch_out[kTile2dBatch];
+struct SmallAxisPlan : BatchAxes {
   FastDivmod blocks;   // blocks of V positions along L (size_L / V)
   int64_t plane = 0;   // stride of S on the planar side (elements, a multiple of V)
   uint32_t units = 0;  // blocks x batch (< 2^31)

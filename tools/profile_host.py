@@ -1,0 +1,72 @@
+"""Where the time of one small call goes: host (wall clock of the call without a sync) against the
+GPU kernels (torch.profiler), ours beside the PyTorch call a user would make, for the cases where
+the host decides the speed (many small groups, small odd matmuls, tiny permutations).
+    python tools/profile_host.py [name filter]"""
+import sys
+import time
+
+import torch
+
+import torch_grouped as tg
+
+
+def host_us(fn, reps=50):
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    host = (time.perf_counter() - t0) / reps * 1e6
+    torch.cuda.synchronize()
+    return host
+
+
+def rand(*shape, dtype=torch.bfloat16):
+    return torch.randn(*shape, device="cuda", dtype=dtype)
+
+
+def cases():
+    """name -> (ours, the peer)"""
+    a, b = [rand(64, 512) for _ in range(128)], [rand(512, 512) for _ in range(128)]
+    yield "gemm 128x 64x512x512", lambda: tg.gemm(a, b), lambda: [torch.mm(x, y) for x, y in zip(a, b)]
+    a2, b2 = [rand(128, 1024) for _ in range(64)], [rand(1024, 1024) for _ in range(64)]
+    yield "gemm 64x 128x1024x1024", lambda: tg.gemm(a2, b2), lambda: [torch.mm(x, y) for x, y in zip(a2, b2)]
+    for m, n, k in ((708, 830, 140), (704, 832, 144), (1000, 3000, 250), (4000, 300, 5000)):
+        x, y = rand(m, k), rand(k, n)
+        yield f"streamk_mm {m}x{n}x{k}", lambda x=x, y=y: tg.streamk_mm(x, y), lambda x=x, y=y: torch.mm(x, y)
+    s, t = [rand(1024, 1024)], [rand(1024, 1024)]
+    yield "syr2k n1024 k1024", lambda: tg.syr2k(s, t), lambda: torch.addmm(s[0] @ t[0].T, t[0], s[0].T)
+    for shape, perm in (((32, 48), (1, 0)), ((1024, 2, 32, 8), (3, 2, 0, 1)), ((7, 5, 3), (2, 0, 1)),
+                        ((3, 1024, 1024, 7), (3, 1, 2, 0))):
+        x = rand(*shape, dtype=torch.float16)
+        yield (f"permute_copy {shape} {perm}", lambda x=x, perm=perm: tg.permute_copy(x, perm),
+               lambda x=x, perm=perm: x.permute(perm).contiguous())
+
+
+def profile(fn, reps=5):
+    acts = [torch.profiler.ProfilerActivity.CUDA, torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=acts, acc_events=True) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    events = prof.key_averages()
+    print("    GPU time per call:")
+    for e in events:
+        if e.device_time_total > 0:
+            print(f"      {e.key[:80]:80s} {e.device_time_total / reps:8.1f} us x{e.count // reps}")
+    print("    host time per call (self CPU, top 8):")
+    for e in sorted(events, key=lambda e: -e.self_cpu_time_total)[:8]:
+        print(f"      {e.key[:80]:80s} {e.self_cpu_time_total / reps:8.1f} us x{e.count // reps}")
+
+
+def main():
+    wanted = sys.argv[1] if len(sys.argv) > 1 else ""
+    for name, ours, peer in cases():
+        if wanted not in name:
+            continue
+        print(f"{name}: host {host_us(ours):.1f} us per call (peer: {host_us(peer):.1f} us)")
+        profile(ours)
+
+
+if __name__ == "__main__":
+    main()

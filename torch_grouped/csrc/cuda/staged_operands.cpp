@@ -1,0 +1,49 @@
+#include "staged_operands.h"
+
+#include <ATen/cuda/EmptyTensor.h>
+
+namespace torch_grouped {
+
+int StagedOperands::add(const at::Tensor& t, bool transposed) {
+  TORCH_INTERNAL_ASSERT((t.dim() == 2 || t.dim() == 3) && t.element_size() == 2);
+  const int r = static_cast<int>(t.dim()) - 2;  // the rows axis
+  const int row = transposed ? r + 1 : r, col = transposed ? r : r + 1;
+  const int64_t sizes[3] = {r ? t.size(0) : 1, t.size(row), t.size(col)};
+  const int64_t strides[3] = {r ? t.stride(0) : t.numel(), t.stride(row), t.stride(col)};
+  dtype_ = t.scalar_type();
+  operands_.push_back(tma_operand(t.data_ptr(), dtype_, sizes, strides));
+  const int64_t pitch = pitched_row(sizes[2]);
+  // (a copy only where it would be addressable: not empty, within TMA's extents)
+  constexpr int64_t k31 = int64_t{1} << 31;
+  const bool fits = sizes[0] > 0 && sizes[1] > 0 && sizes[2] > 0 && sizes[0] < k31 && sizes[1] < k31 &&
+                    sizes[2] < k31 && sizes[1] * pitch * 2 < (int64_t{1} << 40);
+  if (!operands_.back() && fits) {
+    bytes_ = (bytes_ + 127) / 128 * 128;
+    // dst holds the byte offset until copy() has the buffer
+    jobs_.push_back(PitchedCopyJob{static_cast<const uint16_t*>(t.data_ptr()), reinterpret_cast<uint16_t*>(bytes_),
+                                   sizes[0], sizes[1], sizes[2], pitch, {strides[0], strides[1], strides[2]}});
+    job_operand_.push_back(static_cast<int>(operands_.size()) - 1);
+    bytes_ += sizes[0] * sizes[1] * pitch * 2;
+  }
+  return static_cast<int>(operands_.size()) - 1;
+}
+
+void StagedOperands::copy(const at::Device& device, cudaStream_t stream, std::vector<at::Tensor>& keep) {
+  if (jobs_.empty()) return;
+  // Straight to the CUDA allocator (through the dispatcher, at::empty costs microseconds).
+  keep.push_back(at::detail::empty_cuda({bytes_}, at::kByte, device, std::nullopt));
+  auto* base = keep.back().data_ptr<uint8_t>();
+  for (size_t j = 0; j < jobs_.size(); ++j) {
+    PitchedCopyJob& job = jobs_[j];
+    job.dst = reinterpret_cast<uint16_t*>(base + reinterpret_cast<uintptr_t>(job.dst));
+    const int64_t sizes[3] = {job.batch, job.outer, job.inner};
+    const int64_t strides[3] = {job.outer * job.pitch, job.pitch, 1};
+    operands_[job_operand_[j]] = tma_operand(job.dst, dtype_, sizes, strides);
+  }
+  launch_pitched_copies(jobs_, stream);
+  jobs_.clear();
+  job_operand_.clear();
+  bytes_ = 0;
+}
+
+}  // namespace torch_grouped
