@@ -217,7 +217,7 @@ def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monk
     names = _kernels_launched(lambda: tg.permute_copy(x, perm))
     assert any(f"::{kernel}<" in n for n in names), names
     if variant in ("", "next") and kernel == "box_copy":
-        assert any("Bytes16" in n for n in names), names  # widened to 16-byte elements
+        assert any("box_copy<uint4," in n for n in names), names  # widened to 16-byte elements
     assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
 
 
