@@ -79,6 +79,24 @@ def cuda_requested(cuda_home):
     return not missing
 
 
+def cuda_library_includes(cuda_home):
+    """Headers of the CUDA libraries torch links (cuBLAS for syr2k's fp32/fp64 path, through
+    ATen/cuda/CUDAContext.h): in the toolkit, or else in the nvidia-* wheels that torch's CUDA
+    build installs (nvidia/cu13/include, or one folder per library for CUDA 12). Without them
+    that path is compiled out and fp32/fp64 syr2k takes the two-matmul composite."""
+    if (cuda_home / "include" / "cublas_v2.h").exists():
+        return []
+    try:
+        import nvidia
+    except ImportError:
+        return []
+    found = []
+    for root in nvidia.__path__:
+        for header in ("cublas_v2.h", "cusparse.h", "cusolverDn.h"):  # what CUDAContext.h includes
+            found += [str(h.parent) for h in sorted(Path(root).glob(f"*/include/{header}")) if str(h.parent) not in found]
+    return found
+
+
 def extensions():
     cuda_home = find_cuda_home()
     with_cuda = cuda_requested(cuda_home)
@@ -101,6 +119,10 @@ def extensions():
     if cutlass is None or not (cutlass[0] / "cutlass" / "cutlass.h").exists():
         sys.exit("CUTLASS headers not found: `pip install nvidia-cutlass==4.2.0.0` or set CUTLASS_DIR "
                  "to a CUTLASS checkout (or build the CPU path only with TORCH_GROUPED_CUDA=0)")
+    # after the toolkit's own headers (the wheels also hold a CUDA runtime's), and for the host
+    # compiler only: no .cu file needs them
+    for d in cuda_library_includes(cuda_home):
+        cxx += ["-idirafter", d]
     sources += sorted(str(p) for p in (CSRC / "cuda").glob("*.cpp"))
     sources += sorted(str(p) for p in (CSRC / "cuda").glob("*.cu"))
     sources += sorted(str(p) for p in (CSRC / "instantiations").glob("*.c[pu]*"))

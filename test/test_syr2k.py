@@ -64,3 +64,24 @@ def test_property_random_groups(sizes, uplo, alpha, beta, with_c):
 def test_bad_inputs(a, b, c, kwargs, error, match):
     with pytest.raises(error, match=match):
         tg.syr2k(a, b, c, **kwargs)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_gpu_large_fp32_fp64_groups_through_cublas(dtype, uplo):
+    """Orders >= 1024 in fp32/fp64 run cuBLAS ?syr2k and the mirror kernel (order 1100: partial
+    32-wide mirror tiles), smaller ones two matmuls, in one call; transposed operands, c with
+    beta: the reference, exactly symmetric, every element written."""
+    g = torch.Generator().manual_seed(5)
+    sizes = [(1100, 70), (300, 40), (1024, 1)]
+    a = [torch.randn(n, k, generator=g, dtype=dtype).cuda() for n, k in sizes]
+    b = [torch.randn(k, n, generator=g, dtype=dtype).cuda().T for n, k in sizes]  # column-major views
+    c = [torch.randn(n, n, generator=g, dtype=dtype).cuda() for n, _ in sizes]
+    torch.empty(1 << 25, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
+    out = tg.syr2k(a, b, c, uplo=uplo, alpha=0.75, beta=-1.5)
+    for o, r in zip(out, reference.syr2k(a, b, c, uplo, 0.75, -1.5)):
+        assert not o.isnan().any(), "unwritten elements"
+        assert torch.equal(o, o.T)
+        reference.assert_close(o, r, dtype)

@@ -26,6 +26,14 @@ def main(source, sass=False):
            "-O3", "-std=c++20", "--expt-relaxed-constexpr", "-Xptxas=-v", "-DNDEBUG", "-DTORCH_GROUPED_WITH_CUDA",
            "--compiler-options", "-fPIC", "-I", os.path.join(ROOT, "torch_grouped/csrc"),
            "-I", sysconfig.get_paths()["include"]] + [f"-I{i}" for i in includes]
+    try:  # the CUDA libraries' headers (cuBLAS), after the toolkit's, as setup.py passes them
+        import nvidia
+
+        for root in nvidia.__path__:
+            for d in sorted(glob.glob(os.path.join(root, "*/include/cublas_v2.h"))):
+                cmd += ["-Xcompiler", f"-idirafter{os.path.dirname(d)}"]
+    except ImportError:
+        pass
     r = subprocess.run(cmd, capture_output=True, text=True)
     lines = [l for l in r.stderr.splitlines() if "error" in l or "Used" in l or "spill" in l or "Compiling entry" in l]
     print("\n".join(lines) if r.returncode == 0 else r.stderr[:6000])
