@@ -206,6 +206,7 @@ def _kernels_launched(fn):
     ("", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
     ("", (32, 64, 256), (1, 0, 2), None, "gather_fast_copy"),  # rows of widened 16-byte elements
     ("", (3, 64, 64, 7), (3, 1, 2, 0), None, "gather_fast_copy"),  # no vector fits: the gather
+    ("", (32, 48), (1, 0), None, "gather_fast_copy"),  # 3 KB: launch-bound, the gather whatever the layout
 ])
 def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monkeypatch):
     """The variant tests above pass whichever kernel runs; this one checks that the variant's

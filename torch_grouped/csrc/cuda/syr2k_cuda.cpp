@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -121,21 +122,34 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   p.beta = static_cast<float>(beta);
   ListLaunch how{kernels::rank2k_kernel(input_kind(a[0].scalar_type()), false), a[0].scalar_type(), kTile, kTile, 1,
                  /*b_k_major=*/true, /*host_lists=*/true};
-  at::Tensor workspace;
   if (problems.size() == 1 && !tiles.all_tiles) {
-    p.streamk = rank2k_plan(problems[0].group.n, problems[0].group.k, tiles, device.index());
-    if (p.streamk.decomposition != sched::Decomposition::DataParallel) {
-      const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+    // One problem: the Batched form, its maps encoded here. No problem table to upload and no
+    // maps to build on the device: a copy and a launch fewer, which an n = 1024 call notices.
+    const ListProblem& only = problems[0];
+    const int64_t n = only.group.n;
+    p.form = kernels::GroupedForm::Batched;
+    p.groups = 1;
+    p.m = p.n = n, p.k = only.group.k;
+    p.c = only.group.c, p.ldc = only.group.ldc, p.c_batch_stride = n * n;
+    p.c_in = only.group.c_in, p.ldc_in = only.group.ldc_in;
+    p.a_map = a_map(only.a, kTile, dtype);
+    p.b_map = b_map(only.b, /*k_major=*/true, kTile, dtype);
+    p.streamk = rank2k_plan(n, p.k, tiles, device.index());
+    const bool streamk = p.streamk.decomposition != sched::Decomposition::DataParallel;
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+    at::Tensor workspace;
+    int64_t grid = std::min<int64_t>(multiprocessor_count(device.index()), tiles.count(n, n));
+    if (streamk) {
       const int64_t slots = p.streamk.workspace_slots();
       if (slots > 0) {
         workspace = at::empty({slots, int64_t{kTile} * kTile}, a[0].options().dtype(at::kFloat));
         p.workspace = workspace.data_ptr<float>();
         p.counters = tile_counters(device, stream, p.streamk.tiles() * kernels::kStreamKConsumers, keep);
       }
-      how.kernel = kernels::rank2k_kernel(input_kind(a[0].scalar_type()), true);
-      how.host_lists = false;
-      how.grid = static_cast<int>(p.streamk.grid);
+      grid = p.streamk.grid;
     }
+    kernels::rank2k_kernel(input_kind(dtype), streamk)(p, static_cast<int>(grid), stream);
+    return out;
   }
   launch_list(problems, tiles, how, p, device);
   return out;

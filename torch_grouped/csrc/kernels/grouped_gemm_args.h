@@ -51,6 +51,8 @@ struct GroupedGemmArgs {
   void* c;          // output of the non-list forms
   int64_t ldc;      // elements
   int64_t c_batch_stride;
+  const void* c_in;  // Batched Rank2K (one syr2k problem): beta's c, or null
+  int64_t ldc_in;
   int32_t groups;   // groups of the call; the ragged forms visit one more (see below)
   GroupedForm form;
   OutKind out_kind;
@@ -118,6 +120,7 @@ TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, R
     q.m = p.m, q.n = p.n, q.k = p.k;
     q.a_batch = q.b_batch = g;
     q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * es;
+    q.c_in = p.c_in, q.ldc_in = p.ldc_in;
     return q;
   }
   const int64_t total = p.form == GroupedForm::RaggedM ? p.m : p.n;
