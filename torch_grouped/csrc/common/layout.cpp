@@ -100,14 +100,15 @@ LayoutTransformPlan plan_layout_transform(at::IntArrayRef x_sizes, const std::st
 namespace torch_grouped {
 
 at::Tensor layout_transform_with(const at::Tensor& x, const std::string& src, const std::string& dst,
-                                 PermuteCopyFn permute) {
+                                 PermuteCopyFn permute, PaddedPermuteFn padded_permute) {
   const LayoutTransformPlan p = plan_layout_transform(x.sizes(), src, dst);
   // Incompatible re-split (e.g. 4c → 6c): go through the unsplit layout.
   for (char axis : p.primaries) {
     const int64_t fs = p.src.factor_of(axis), fd = p.dst.factor_of(axis);
     if (fs > 1 && fd > 1 && fs % fd != 0 && fd % fs != 0) {
       const std::string plain(p.primaries.begin(), p.primaries.end());
-      return layout_transform_with(layout_transform_with(x, src, plain, permute), plain, dst, permute);
+      return layout_transform_with(layout_transform_with(x, src, plain, permute, padded_permute), plain, dst, permute,
+                                   padded_permute);
     }
   }
   // Atoms: every axis of src and dst is one atom or two adjacent ones.
@@ -154,18 +155,32 @@ at::Tensor layout_transform_with(const at::Tensor& x, const std::string& src, co
       dst_atoms[din] = {i};
     }
   }
-  at::Tensor source = x;
-  if (!std::equal(padded.begin(), padded.end(), x.sizes().begin())) {
-    std::vector<int64_t> pad;  // (before, after) pairs from the last axis, as constant_pad_nd takes them
-    for (int64_t d = x.dim() - 1; d >= 0; --d) pad.insert(pad.end(), {0, padded[d] - x.size(d)});
-    source = at::constant_pad_nd(x, pad, 0);
-  }
   std::vector<int64_t> src_view_sizes, dims;
   std::vector<int64_t> position(atom_sizes.size());
   for (const auto& ids : src_atoms)
     for (int64_t id : ids) position[id] = static_cast<int64_t>(src_view_sizes.size()), src_view_sizes.push_back(atom_sizes[id]);
   for (const auto& ids : dst_atoms)
     for (int64_t id : ids) dims.push_back(position[id]);
+  std::vector<int64_t> padded_axes;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (padded[d] != x.size(d)) padded_axes.push_back(d);
+  if (padded_axes.size() == 1 && padded_permute != nullptr) {
+    // The view of the padded tensor through x's strides: a split axis's outer atom steps over
+    // its inner atom's extent.
+    const int64_t d = padded_axes[0];
+    PaddedView view{src_view_sizes, {}, position[src_atoms[d][0]], position[src_atoms[d][1]], x.size(d)};
+    for (int64_t a = 0; a < x.dim(); ++a) {
+      if (src_atoms[a].size() == 2) view.strides.push_back(x.stride(a) * atom_sizes[src_atoms[a][1]]);
+      view.strides.push_back(x.stride(a));
+    }
+    if (auto out = padded_permute(x, view, dims)) return out->view(p.out_sizes);
+  }
+  at::Tensor source = x;
+  if (!padded_axes.empty()) {
+    std::vector<int64_t> pad;  // (before, after) pairs from the last axis, as constant_pad_nd takes them
+    for (int64_t d = x.dim() - 1; d >= 0; --d) pad.insert(pad.end(), {0, padded[d] - x.size(d)});
+    source = at::constant_pad_nd(x, pad, 0);
+  }
   // Splitting axes is a view for any strides; the permuted copy is contiguous, so merging is too.
   return permute(source.view(src_view_sizes), dims).view(p.out_sizes);
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,27 @@ LayoutTransformPlan plan_layout_transform(at::IntArrayRef x_sizes, const std::st
 // A device's permute_copy: x.permute(dims) into a fresh contiguous tensor.
 using PermuteCopyFn = at::Tensor (*)(const at::Tensor& x, at::IntArrayRef dims);
 
+// A transform that pads one axis, seen without the padding pass: the atom view of the padded
+// tensor addressed through x's own strides (it reaches past x where the padding lies), and the
+// two atoms that split the padded axis: position (i, j) of atoms (outer, inner) holds data when
+// i * sizes[inner] + j < limit, zero otherwise.
+struct PaddedView {
+  std::vector<int64_t> sizes, strides;
+  int64_t outer, inner, limit;
+};
+
+// A device's permute of a padded view (zeros where the padding lies) into a fresh contiguous
+// tensor of the permuted sizes, or nothing where its kernels do not apply (then x is padded
+// first and permuted with PermuteCopyFn).
+using PaddedPermuteFn = std::optional<at::Tensor> (*)(const at::Tensor& x, const PaddedView& view,
+                                                      at::IntArrayRef dims);
+
 // layout_transform as (zero padding where a split does not divide) + a view that splits axes into
 // "atoms" + one permutation of the atoms + a view that merges them: one pass over the data through
 // `permute` (two when a split axis is re-split by a size that neither divides nor is divided by
 // the old one; a third, small one for padding). Shared by the CPU and CUDA paths.
+// `padded` (may be null) is tried first where exactly one axis is padded.
 at::Tensor layout_transform_with(const at::Tensor& x, const std::string& src, const std::string& dst,
-                                 PermuteCopyFn permute);
+                                 PermuteCopyFn permute, PaddedPermuteFn padded = nullptr);
 
 }  // namespace torch_grouped

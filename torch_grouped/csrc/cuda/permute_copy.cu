@@ -233,8 +233,41 @@ at::Tensor permute_copy_cuda(const at::Tensor& x, at::IntArrayRef dims) {
   return out;
 }
 
+namespace {
+
+// layout_transform's padded views (NCHW -> NCHW8c with C = 62) in one pass: the small-axis kernel
+// reads x itself and writes the padding's zeros, where a padding pass and a permutation took two
+// (and an allocation). Declines, for the two-pass path, where the padded axis's inner atom is not
+// the output-inner axis or the kernel does not apply.
+std::optional<at::Tensor> padded_permute_cuda(const at::Tensor& x, const PaddedView& v, at::IntArrayRef dims) {
+  const int rank = static_cast<int>(v.sizes.size());
+  if (forced_variant() != Variant::Next || rank > kPermuteMaxRank || dims.back() != v.inner) return std::nullopt;
+  std::vector<int64_t> sizes;
+  for (int64_t d : dims) sizes.push_back(v.sizes[d]);
+  const PermuteShape s = simplify_permutation(rank, v.sizes.data(), v.strides.data(), dims.data());
+  if (s.numel == 0 || s.rank < 2) return std::nullopt;
+  // Where the two atoms went: the inner one must stay the output-inner axis, the outer one (unless
+  // of size 1, dropped) an axis of its own, both unmerged.
+  const int o = s.rank - 1;
+  if (s.size[o] != v.sizes[v.inner] || s.in_stride[o] != v.strides[v.inner]) return std::nullopt;
+  SmallAxisPadding pad{-1, v.limit};
+  if (v.sizes[v.outer] > 1) {
+    for (int d = 0; d < o; ++d)
+      if (s.size[d] == v.sizes[v.outer] && s.in_stride[d] == v.strides[v.outer] && v.strides[v.outer] != 0)
+        pad.axis = pad.axis == -1 ? d : -2;
+    if (pad.axis < 0) return std::nullopt;  // merged or ambiguous
+  }
+  at::Tensor out = at::empty(sizes, x.options().memory_format(at::MemoryFormat::Contiguous));
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  if (!launch_small_axis_padded(x.element_size(), s, pad, x.const_data_ptr(), out.data_ptr(), stream)) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
 at::Tensor layout_transform_cuda(const at::Tensor& x, const std::string& src, const std::string& dst) {
-  return layout_transform_with(x, src, dst, &permute_copy_cuda);
+  return layout_transform_with(x, src, dst, &permute_copy_cuda, &padded_permute_cuda);
 }
 
 }  // namespace torch_grouped

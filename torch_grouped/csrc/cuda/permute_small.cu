@@ -29,7 +29,7 @@ void with_short_size(int64_t n, F&& f) {
 }
 
 template <int E>
-bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t stream) {
+bool launch(const PermuteShape& s, const SmallAxisPadding* pad, const void* in, void* out, cudaStream_t stream) {
   constexpr int V = 16 / E;
   if (s.rank < 2 || reinterpret_cast<uintptr_t>(in) % 16 || reinterpret_cast<uintptr_t>(out) % 16) return false;
   const int o = s.rank - 1;
@@ -44,9 +44,20 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
   else if (s.size[i] * E <= 16 && s.in_stride[o] == s.size[i]) planes_in = false;
   else return false;
   const int S = planes_in ? o : i, L = planes_in ? i : o;
+  kernels::SmallAxisPlan p;
+  if (pad != nullptr) {
+    // the padded axis is split into (pad->axis, S): a batch axis outside the plane
+    if (!planes_in || pad->axis == L || pad->axis == S) return false;
+    p.padded = true;
+    p.pad_limit = pad->limit;
+    p.pad_batch_axis = -1;
+    if (pad->axis >= 0) {
+      p.pad_batch_axis = 0;  // its index among the batch axes (fill_batch_axes keeps the order)
+      for (int d = 0; d < pad->axis; ++d) p.pad_batch_axis += d != S && d != L;
+    }
+  }
   const int64_t short_size = s.size[S];
   if (short_size < 2 || short_size > kMaxShort || short_size > V || s.size[L] % V) return false;
-  kernels::SmallAxisPlan p;
   p.plane = planes_in ? s.in_stride[S] : s.out_stride[S];
   if (p.plane % V) return false;
   constexpr int64_t kMax = (int64_t{1} << 31) - 1;
@@ -73,7 +84,13 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
 
 bool launch_small_axis(int64_t element_size, const PermuteShape& s, const void* in, void* out, cudaStream_t stream) {
   // (16-byte elements: no two fit a vector, launch<16> declines)
-  return with_element_size(element_size, [&](auto E) { return launch<decltype(E)::value>(s, in, out, stream); });
+  return with_element_size(element_size,
+                           [&](auto E) { return launch<decltype(E)::value>(s, nullptr, in, out, stream); });
+}
+
+bool launch_small_axis_padded(int64_t element_size, const PermuteShape& s, const SmallAxisPadding& pad, const void* in,
+                              void* out, cudaStream_t stream) {
+  return with_element_size(element_size, [&](auto E) { return launch<decltype(E)::value>(s, &pad, in, out, stream); });
 }
 
 }  // namespace torch_grouped

@@ -15,4 +15,15 @@ namespace torch_grouped {
 // fewer than 2^31 blocks. Returns false, launching nothing, elsewhere.
 bool launch_small_axis(int64_t element_size, const PermuteShape& s, const void* in, void* out, cudaStream_t stream);
 
+// The padding of a padded layout transform in the shape's terms: `axis` of s and the output-inner
+// (short) axis split the padded axis, whose position (i, k) holds data when i * short + k < limit
+// (axis -1: no outer axis, i = 0). Only the planes-in direction (the padded axis planar in the
+// input) is served; its zeros are written by the kernel.
+struct SmallAxisPadding {
+  int axis;
+  int64_t limit;
+};
+bool launch_small_axis_padded(int64_t element_size, const PermuteShape& s, const SmallAxisPadding& pad, const void* in,
+                              void* out, cudaStream_t stream);
+
 }  // namespace torch_grouped

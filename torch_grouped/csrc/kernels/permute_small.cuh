@@ -18,6 +18,12 @@
 namespace torch_grouped::kernels {
 
 struct SmallAxisPlan : BatchAxes {
+  // Padding (kPlanesIn only; layout_transform's NCHW -> NCHW8c with C = 62): plane k of a block
+  // holds data when i * S + k < pad_limit, i the block's coordinate along batch axis
+  // pad_batch_axis (0 when that is -1), and is written as zeros otherwise (never read).
+  bool padded = false;
+  int32_t pad_batch_axis = -1;
+  int64_t pad_limit = 0;
   FastDivmod blocks;   // blocks of V positions along L (size_L / V)
   int64_t plane = 0;   // stride of S on the planar side (elements, a multiple of V)
   uint32_t units = 0;  // blocks x batch (< 2^31)
@@ -40,8 +46,22 @@ __global__ void __launch_bounds__(kPermuteThreads) small_axis_copy(const T* __re
     // planes[k].v[x]: position x of L at S = k; mixed[n / V].v[n % V]: the pair n = x·S + k
     Vec<T, V> planes[S], mixed[S];
     if constexpr (kPlanesIn) {
+      int64_t valid = S;  // planes of this block inside the input
+      if (p.padded) {
+        int64_t i = 0;
+        if (p.pad_batch_axis >= 0) {
+          uint32_t t = q;
+          for (int k = p.batch - 1; k > p.pad_batch_axis; --k) t = p.batch_size[k].div(t);
+          i = t - p.batch_size[p.pad_batch_axis].div(t) * p.batch_size[p.pad_batch_axis].d;
+        }
+        valid = p.pad_limit - i * S;
+      }
+      // (selected as whole 16-byte words: a select of Vec<uint8_t, 16> took 138 registers)
 #pragma unroll
-      for (int k = 0; k < S; ++k) planes[k] = *reinterpret_cast<const Vec<T, V>*>(in + planar + k * p.plane);
+      for (int k = 0; k < S; ++k) {
+        const uint4 w = k < valid ? *reinterpret_cast<const uint4*>(in + planar + k * p.plane) : make_uint4(0, 0, 0, 0);
+        planes[k] = *reinterpret_cast<const Vec<T, V>*>(&w);
+      }
 #pragma unroll
       for (int n = 0; n < S * V; ++n) mixed[n / V].v[n % V] = planes[n % S].v[n / S];
 #pragma unroll
