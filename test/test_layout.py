@@ -245,28 +245,41 @@ def test_gpu_blocked_layouts_bit_exact(dtype, variant, monkeypatch):
         assert torch.equal(tg.layout_transform(flat, src, dst), reference.layout_transform(flat, src, dst))
 
 
+PADDED_SPLITS = [((8, 62, 24, 40), "NCHW8c"), ((2, 3, 24, 40), "NCHW8c"), ((1, 13, 8, 16), "NCHW4c"),
+                 ((3, 9, 6, 16), "NHWC8c"), ((2, 30, 24, 40), "NCHW16c")]
+PADDED_DTYPES = [torch.int8, torch.float16, torch.bfloat16, torch.float32]
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.bfloat16, torch.float32])
-@pytest.mark.parametrize("shape, dst", [((8, 62, 24, 40), "NCHW8c"), ((2, 3, 24, 40), "NCHW8c"),
-                                        ((1, 13, 8, 16), "NCHW4c"), ((3, 9, 6, 16), "NHWC8c"),
-                                        ((2, 30, 24, 40), "NCHW16c")])
-def test_gpu_padded_split_in_one_kernel(shape, dst, dtype):
-    """A split that does not divide the axis (C = 62 into 8c; C = 3 into one padded block): the
-    small-axis kernel reads x and writes the padding's zeros itself, the only kernel launched
-    where it applies (2-byte and 1-byte elements with 8c, 4c); elsewhere the padding pass runs
-    first. Bit-exact either way, offset inputs included, every output element written."""
+@pytest.mark.parametrize("dtype", PADDED_DTYPES)
+@pytest.mark.parametrize("shape, dst", PADDED_SPLITS)
+def test_gpu_padded_split_bit_exact(shape, dst, dtype):
+    """A split that does not divide the axis (C = 62 into 8c; C = 3 into one padded block), in one
+    kernel where the small-axis kernel applies, after a padding pass elsewhere: bit-exact, offset
+    inputs included, every output element written."""
     x = _random(shape, dtype, "cuda")
     torch.empty(1 << 24, device="cuda").fill_(7)  # poison what the output reuses
     assert torch.equal(tg.layout_transform(x, "NCHW", dst), reference.layout_transform(x, "NCHW", dst))
     flat = _random((x.numel() + 8,), dtype, "cuda")[8:].view(shape)  # offset by 8 elements
     assert torch.equal(tg.layout_transform(flat, "NCHW", dst), reference.layout_transform(flat, "NCHW", dst))
-    names = _kernels_launched(lambda: tg.layout_transform(x, "NCHW", dst))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", PADDED_DTYPES)
+@pytest.mark.parametrize("shape, dst", PADDED_SPLITS)
+def test_gpu_padded_split_takes_its_kernel(shape, dst, dtype):
+    """Where the small-axis kernel applies (NCHW -> NCHWxc, x at most 8 elements and 16 bytes,
+    H·W a multiple of a 16-byte vector) it reads x and writes the padding's zeros itself: the only
+    kernel launched."""
+    x = _random(shape, dtype, "cuda")
     short, size = int(dst[4:-1]), x.element_size()
-    # the small-axis kernel's conditions: NCHW -> NCHWxc, x a short axis of at most 16 bytes and 8
-    # elements, H·W (the planes' length) a multiple of a 16-byte vector
+    names = _kernels_launched(lambda: tg.layout_transform(x, "NCHW", dst))
     if dst.startswith("NCHW") and short <= 8 and short * size <= 16 and shape[2] * shape[3] * size % 16 == 0:
         assert len(names) == 1 and "small_axis_copy" in names[0], names
+    else:
+        assert len(names) >= 2, names  # the padding pass, then the permutation
 
 
 @pytest.mark.gpu
