@@ -94,8 +94,9 @@ def summarize(results, out_dir):
           f"strong-scaling shapes ({len(ss)}): {text('geomean_strong_scaling_vs_mm')} torch.mm geomean; "
           f"{text('geomean_vs_data_parallel')} our data_parallel geomean (min {text('min_vs_data_parallel')})")
     verdicts = {key: (not math.isnan(summary[key]) and summary[key] >= goal) for key, goal in TARGETS.items()}
-    print("issue 7 targets (H100, bf16): " + "; ".join(
-        f"{key} >= {goal}: {text(key)} {'met' if verdicts[key] else 'MISSED'}" for key, goal in TARGETS.items()))
+    if all(r["dtype"] == "bfloat16" for r in rows):  # the GPU corpus; the CPU one is a small fp32 check
+        print("issue 7 targets (H100, bf16): " + "; ".join(
+            f"{key} >= {goal}: {text(key)} {'met' if verdicts[key] else 'MISSED'}" for key, goal in TARGETS.items()))
     summary["targets_met"] = verdicts
     with open(os.path.join(out_dir, "streamk_summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
