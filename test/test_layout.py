@@ -205,7 +205,9 @@ def _kernels_launched(fn):
     # NCHW8c -> NHWC: whole 16-byte runs move, a transpose of 16-byte elements (3136 x 8: the box kernel)
     ("", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
     ("", (32, 64, 256), (1, 0, 2), None, "gather_fast_copy"),  # rows of widened 16-byte elements
-    ("", (3, 64, 64, 7), (3, 1, 2, 0), None, "gather_fast_copy"),  # no vector fits: the gather
+    ("", (3, 64, 64, 7), (3, 1, 2, 0), None, "pair_swap_copy"),  # two short inner axes swap
+    ("", (2, 3, 48, 40, 5), (0, 4, 2, 3, 1), None, "pair_swap_copy"),  # ... with a batch axis
+    ("", (3, 63, 65, 7), (3, 1, 2, 0), None, "gather_fast_copy"),  # H·W = 4095: not in 16-position chunks
     ("", (32, 48), (1, 0), None, "gather_fast_copy"),  # 3 KB: launch-bound, the gather whatever the layout
 ])
 def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monkeypatch):
@@ -243,6 +245,24 @@ def test_gpu_blocked_layouts_bit_exact(dtype, variant, monkeypatch):
             assert torch.equal(tg.layout_transform(view, src, dst), reference.layout_transform(view, src, dst))
         flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)  # offset by one element
         assert torch.equal(tg.layout_transform(flat, src, dst), reference.layout_transform(flat, src, dst))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.bfloat16, torch.int16, torch.float32])
+@pytest.mark.parametrize("shape, perm", [((3, 50, 32, 7), (3, 1, 2, 0)), ((2, 3, 48, 40, 5), (0, 4, 2, 3, 1)),
+                                         ((7, 16, 3), (2, 1, 0)), ((2, 2, 96, 15), (3, 1, 2, 0))])
+def test_gpu_two_short_axes_swapped_bit_exact(shape, perm, dtype):
+    """The two short inner axes of (3, H, W, 7) -> (7, H, W, 3) (pair_swap_copy where both hold less
+    than 16 bytes): chunks with a partial last one, a batch axis, one of two elements; offset
+    and strided inputs (which take the gather kernel); every output element written."""
+    x = _random(shape, dtype, "cuda")
+    torch.empty(1 << 24, device="cuda").fill_(7)  # poison what the output reuses
+    assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
+    flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)
+    assert torch.equal(tg.permute_copy(flat, perm), flat.permute(perm).contiguous())
+    wide = _random(shape[:-1] + (shape[-1] + 1,), dtype, "cuda")[..., :shape[-1]]
+    assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous())
 
 
 PADDED_SPLITS = [((8, 62, 24, 40), "NCHW8c"), ((2, 3, 24, 40), "NCHW8c"), ((1, 13, 8, 16), "NCHW4c"),

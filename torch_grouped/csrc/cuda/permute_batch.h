@@ -5,16 +5,16 @@
 
 namespace torch_grouped {
 
-// Makes every axis of `s` but the kernel's own two (`a`, `b`) a batch axis of `axes`, outermost
-// first, and multiplies `units` (the kernel's work items per batch position) by their sizes.
-// False where a batch stride is not a multiple of `multiple` elements on either side (the
-// kernels' vectors would straddle it) or the work items pass 2^31 - 1 (32-bit indices).
-inline bool fill_batch_axes(const PermuteShape& s, int a, int b, int64_t multiple, int64_t& units,
+// Makes every axis of `s` but the kernel's own (bit d of `own` set for axis d) a batch axis of
+// `axes`, outermost first, and multiplies `units` (the kernel's work items per batch position) by
+// their sizes. False where a batch stride is not a multiple of `multiple` elements on either side
+// (the kernels' vectors would straddle it) or the work items pass 2^31 - 1 (32-bit indices).
+inline bool fill_batch_axes(const PermuteShape& s, uint32_t own, int64_t multiple, int64_t& units,
                             kernels::BatchAxes& axes) {
   constexpr int64_t kMax = (int64_t{1} << 31) - 1;
   axes.batch = 0;
   for (int d = 0; d < s.rank; ++d) {
-    if (d == a || d == b) continue;
+    if (own >> d & 1u) continue;
     if (s.in_stride[d] % multiple || s.out_stride[d] % multiple) return false;
     units *= s.size[d];
     if (units > kMax) return false;

@@ -19,6 +19,7 @@
 #include "layout_cuda.h"
 #include "permute_batch.h"
 #include "permute_gather.h"
+#include "permute_pair.h"
 #include "permute_small.h"
 #include "permute_tma.h"
 
@@ -106,7 +107,7 @@ bool plan_tile2d(const PermuteShape& s, const T* in, kernels::Tile2dPlan& p) {
   const int64_t ti = (s.size[i] + Tr::TI - 1) / Tr::TI, to = (s.size[o] + Tr::TO - 1) / Tr::TO;
   int64_t total = ti * to;
   p = kernels::Tile2dPlan{};
-  if (total > kMax || !fill_batch_axes(s, i, o, Tr::V, total, p)) return false;
+  if (total > kMax || !fill_batch_axes(s, (1u << i) | (1u << o), Tr::V, total, p)) return false;
   p.size_i = static_cast<int32_t>(s.size[i]);
   p.size_o = static_cast<int32_t>(s.size[o]);
   p.stride_o_in = s.in_stride[o];
@@ -164,8 +165,10 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     });
   } else {
     kernels::Tile2dPlan tp;
-    // next: a transpose with a short axis (NCHW <-> NCHW4c) in registers (cuda/permute_small.cu)
+    // next: a transpose with a short axis (NCHW <-> NCHW4c) in registers (cuda/permute_small.cu),
+    // two short axes swapped around a run ((3, H, W, 7) -> (7, H, W, 3), cuda/permute_pair.cu)
     if (next && launch_small_axis(sizeof(T), shape, in, out, stream)) return;
+    if (next && launch_pair_swap(sizeof(T), shape, in, out, stream)) return;
     if ((variant == Variant::Tile2d || variant == Variant::Tma || next) && plan_tile2d<T>(shape, in, tp)) {
       // tma, next: tile2d's tiles loaded by TMA (cuda/permute_tma.cu), tile2d where TMA cannot address the input
       if ((variant == Variant::Tma || next) && launch_tile2d_tma(sizeof(T), in, out, tp, stream)) return;

@@ -64,7 +64,7 @@ bool launch(const PermuteShape& s, const SmallAxisPadding* pad, const void* in, 
   int64_t units = s.size[L] / V;
   if (units > kMax) return false;
   p.blocks = kernels::FastDivmod(static_cast<uint32_t>(units));
-  if (!fill_batch_axes(s, S, L, V, units, p)) return false;
+  if (!fill_batch_axes(s, (1u << S) | (1u << L), V, units, p)) return false;
   p.units = static_cast<uint32_t>(units);
   using T = kernels::BytesOf<E>;
   constexpr int threads = kernels::kPermuteThreads;
