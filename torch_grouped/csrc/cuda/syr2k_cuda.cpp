@@ -1,7 +1,7 @@
 // CUDA path of syr2k: bf16/fp16 groups on Hopper run in the persistent Rank2K kernel, which walks
 // only the `uplo` triangle's tiles (sched::Rank2KTiles) and writes every tile with its mirror.
-// fp32/fp64 groups of order >= kCublasMinOrder take cuBLAS ?syr2k and a mirror kernel
-// (cuda/syr2k_cublas.h); everything else the two-matmul composite.
+// fp32/fp64 groups of order >= kCublasMinOrder take cuBLAS ?syr2k and a mirror kernel, smaller ones
+// two matmuls and the mirror kernel (cuda/syr2k_blas.h); everything else the portable composite.
 #include <ATen/ATen.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -18,7 +18,7 @@
 #include "operand_maps.h"
 #include "staged_operands.h"
 #include "streamk_cuda.h"
-#include "syr2k_cublas.h"
+#include "syr2k_blas.h"
 #include "syr2k_cuda.h"
 
 namespace torch_grouped {
@@ -27,7 +27,7 @@ namespace {
 constexpr int kTile = 128;
 
 // fp32/fp64 groups of at least this order run through cuBLAS ?syr2k, smaller ones through two
-// matmuls: at n = 1024 cuBLAS took 0.121 ms (fp32) and 0.079 ms (fp64) against 0.132 and 0.094
+// matmuls and the mirror kernel: at n = 1024 cuBLAS took 0.121 ms (fp32) and 0.079 ms (fp64) against 0.132 and 0.094
 // for two `mm`, while a loop of it over 48 groups of order 128-1024 took 2.1x the loop of two
 // `mm` (H100, session 5, run 1).
 constexpr int64_t kCublasMinOrder = 1024;
@@ -69,7 +69,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   ensure_context(a[0].get_device());
   const at::ScalarType dtype = a[0].scalar_type();
   const bool kernel = kernel_dtype(dtype) && kernel_device(a[0]);
-  const bool blas = !kernel && (dtype == at::kFloat || dtype == at::kDouble) && cublas_syr2k_available();
+  const bool blas = !kernel && (dtype == at::kFloat || dtype == at::kDouble);
   if (!kernel && !blas) return syr2k_composite(a, b, c, uplo_name, alpha, beta);
   const at::Device device = a[0].device();
   const bool with_c = beta != 0.0 && !c.empty();
@@ -78,6 +78,12 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   StagedOperands operands;     // active group j's A is operand 2j, its B 2j + 1
   for (size_t i = 0; i < a.size(); ++i) {
     const int64_t n = a[i].size(0), k = a[i].size(1);
+    if (blas && n > 0 && k > 0) {
+      std::optional<at::Tensor> r;
+      if (n >= kCublasMinOrder) r = cublas_syr2k(a[i], b[i], with_c ? &c[i] : nullptr, uplo, alpha, beta);
+      out.push_back(r ? *r : two_matmul_syr2k(a[i], b[i], with_c ? &c[i] : nullptr, uplo, alpha, beta));
+      continue;
+    }
     out.push_back(at::Tensor(at::detail::empty_cuda({n, n}, dtype, device, std::nullopt)));
     if (n == 0) continue;
     if (k == 0) {  // no products: beta·c folded from its triangle, or zeros
@@ -86,13 +92,6 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
       } else {
         out.back().zero_();
       }
-      continue;
-    }
-    if (blas) {
-      std::optional<at::Tensor> r;
-      if (n >= kCublasMinOrder) r = cublas_syr2k(a[i], b[i], with_c ? &c[i] : nullptr, uplo, alpha, beta);
-      out.back() = r ? *r : syr2k_composite({a[i]}, {b[i]}, with_c ? c.slice(i, 1) : at::TensorList(), uplo_name,
-                                            alpha, beta)[0];
       continue;
     }
     active.push_back(i);

@@ -1,4 +1,4 @@
-#include "syr2k_cublas.h"
+#include "syr2k_blas.h"
 
 #include <limits>
 
@@ -13,8 +13,6 @@
 namespace torch_grouped {
 
 #ifdef TORCH_GROUPED_HAS_CUBLAS
-
-bool cublas_syr2k_available() { return true; }
 
 namespace {
 
@@ -60,13 +58,28 @@ std::optional<at::Tensor> cublas_syr2k(const at::Tensor& a_in, const at::Tensor&
 
 #else
 
-bool cublas_syr2k_available() { return false; }
-
 std::optional<at::Tensor> cublas_syr2k(const at::Tensor&, const at::Tensor&, const at::Tensor*, sched::Uplo, double,
                                        double) {
   return std::nullopt;
 }
 
 #endif
+
+at::Tensor two_matmul_syr2k(const at::Tensor& a, const at::Tensor& b, const at::Tensor* c, sched::Uplo uplo,
+                            double alpha, double beta) {
+  const int64_t n = a.size(0);
+  const bool lower = uplo == sched::Uplo::Lower;
+  at::Tensor out = at::empty({n, n}, a.options());
+  if (c != nullptr && beta != 0.0) {
+    out.copy_(*c);
+    mirror_triangle(out, lower);  // c folded from its `uplo` triangle
+    at::addmm_out(out, out, a, b.t(), beta, alpha);
+  } else {
+    at::addmm_out(out, out, a, b.t(), 0.0, alpha);  // beta = 0: out's contents are not read
+  }
+  out.addmm_(b, a.t(), 1.0, alpha);
+  mirror_triangle(out, lower);  // the two products sum in different orders on either side
+  return out;
+}
 
 }  // namespace torch_grouped
