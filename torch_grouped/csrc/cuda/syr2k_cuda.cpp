@@ -27,9 +27,9 @@ namespace {
 constexpr int kTile = 128;
 
 // fp32/fp64 groups of at least this order run through cuBLAS ?syr2k, smaller ones through two
-// matmuls and the mirror kernel: at n = 1024 cuBLAS took 0.121 ms (fp32) and 0.079 ms (fp64) against 0.132 and 0.094
-// for two `mm`, while a loop of it over 48 groups of order 128-1024 took 2.1x the loop of two
-// `mm` (H100, session 5, run 1).
+// matmuls and the mirror kernel: at n = 1024 cuBLAS took 0.121 ms (fp32) and 0.079 ms (fp64)
+// against 0.132 and 0.094 for two `mm`, while a loop of it over 48 groups of order 128-1024 took
+// 2.1x the loop of two `mm` (H100, session 5, run 1).
 constexpr int64_t kCublasMinOrder = 1024;
 
 // TORCH_GROUPED_SYR2K_SCHEDULER=gemm runs the same kernel over every tile of the square with the
