@@ -35,7 +35,7 @@ step "build"
 # a second copy beside the shared one torch uses: formatting a number in an error message then
 # crashes inside the extension (seen on the H100 image, 2026-11-22). Build with the system g++.
 if [ -x /usr/bin/g++ ]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi
-sha=$(cat setup.py $(find torch_grouped/csrc -type f | sort) | sha256sum | cut -c1-16)
+sha=$(cat setup.py $(find torch_grouped/csrc -type f | LC_ALL=C sort) | sha256sum | cut -c1-16)  # (C order: the same on every machine)
 if [ -f .device/_C.abi3.so.gz ] && [ "$(cat .device/build.sha 2>/dev/null)" = "$sha" ]; then
   echo "sources unchanged ($sha): reusing the carried build"
   gunzip -c .device/_C.abi3.so.gz > torch_grouped/_C.abi3.so
