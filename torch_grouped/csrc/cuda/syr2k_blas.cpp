@@ -1,6 +1,7 @@
 #include "syr2k_blas.h"
 
 #include <limits>
+#include <optional>
 
 #if __has_include(<cublas_v2.h>)
 #include <ATen/cuda/CUDAContext.h>
@@ -11,18 +12,20 @@
 #include "mirror_triangle.h"
 
 namespace torch_grouped {
+namespace {
+
+// At n = 1024 cuBLAS took 0.121 ms (fp32) and 0.079 ms (fp64) against 0.132 and 0.094 for two
+// `mm`, while a loop of it over 48 groups of order 128-1024 took 2.1x the loop of two `mm` (H100,
+// session 5, run 1).
+constexpr int64_t kCublasMinOrder = 1024;
 
 #ifdef TORCH_GROUPED_HAS_CUBLAS
-
-namespace {
 
 // a and b as cuBLAS's column-major k x n matrices (our row-major [n, k] with unit column stride)
 at::Tensor row_major(const at::Tensor& t) {
   const bool ok = t.stride(1) == 1 && t.stride(0) >= t.size(1);
   return ok ? t : t.contiguous();
 }
-
-}  // namespace
 
 std::optional<at::Tensor> cublas_syr2k(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor* c,
                                        sched::Uplo uplo, double alpha, double beta) {
@@ -60,7 +63,7 @@ std::optional<at::Tensor> cublas_syr2k(const at::Tensor& a_in, const at::Tensor&
 
 std::optional<at::Tensor> cublas_syr2k(const at::Tensor&, const at::Tensor&, const at::Tensor*, sched::Uplo, double,
                                        double) {
-  return std::nullopt;
+  return std::nullopt;  // no cuBLAS headers in this build
 }
 
 #endif
@@ -80,6 +83,15 @@ at::Tensor two_matmul_syr2k(const at::Tensor& a, const at::Tensor& b, const at::
   out.addmm_(b, a.t(), 1.0, alpha);
   mirror_triangle(out, lower);  // the two products sum in different orders on either side
   return out;
+}
+
+}  // namespace
+
+at::Tensor blas_syr2k(const at::Tensor& a, const at::Tensor& b, const at::Tensor* c, sched::Uplo uplo, double alpha,
+                      double beta) {
+  if (a.size(0) >= kCublasMinOrder)
+    if (auto out = cublas_syr2k(a, b, c, uplo, alpha, beta)) return *out;
+  return two_matmul_syr2k(a, b, c, uplo, alpha, beta);
 }
 
 }  // namespace torch_grouped

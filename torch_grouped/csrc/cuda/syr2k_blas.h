@@ -5,23 +5,16 @@
 #pragma once
 #include <ATen/ATen.h>
 
-#include <optional>
-
 #include "../sched/rank2k_visitor.h"
 
 namespace torch_grouped {
 
-// One group (fp32 or fp64, on the GPU, n >= 1, k >= 1): alpha·(a bᵀ + b aᵀ) + beta·c, c read
-// from its `uplo` triangle. Nothing where cuBLAS's 32-bit sizes do not hold the problem, or where
-// the build found no cuBLAS headers.
-std::optional<at::Tensor> cublas_syr2k(const at::Tensor& a, const at::Tensor& b, const at::Tensor* c, sched::Uplo uplo,
-                                       double alpha, double beta);
-
-// The same through two matmuls (any dtype the mirror kernel takes: 4- or 8-byte elements), in
-// four calls: beta·c folded by the mirror kernel, two addmm, the `uplo` triangle mirrored so that
-// the result is exactly symmetric. (The portable composite takes about ten, which a list of small
-// groups notices on the host.)
-at::Tensor two_matmul_syr2k(const at::Tensor& a, const at::Tensor& b, const at::Tensor* c, sched::Uplo uplo,
-                            double alpha, double beta);
+// One group (fp32 or fp64, on the GPU, n >= 1, k >= 1): alpha·(a bᵀ + b aᵀ) + beta·c, c (or
+// null) read from its `uplo` triangle, exactly symmetric. Orders >= 1024 take cuBLAS ?syr2k where
+// the build found its headers and its 32-bit sizes hold the problem; the rest two addmm (four
+// calls: beta·c folded by the mirror kernel, two addmm, the triangle mirrored; the portable
+// composite takes about ten, which a list of small groups notices on the host).
+at::Tensor blas_syr2k(const at::Tensor& a, const at::Tensor& b, const at::Tensor* c, sched::Uplo uplo, double alpha,
+                      double beta);
 
 }  // namespace torch_grouped

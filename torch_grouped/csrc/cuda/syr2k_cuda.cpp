@@ -1,7 +1,7 @@
 // CUDA path of syr2k: bf16/fp16 groups on Hopper run in the persistent Rank2K kernel, which walks
 // only the `uplo` triangle's tiles (sched::Rank2KTiles) and writes every tile with its mirror.
-// fp32/fp64 groups of order >= kCublasMinOrder take cuBLAS ?syr2k and a mirror kernel, smaller ones
-// two matmuls and the mirror kernel (cuda/syr2k_blas.h); everything else the portable composite.
+// fp32/fp64 groups take cuBLAS ?syr2k (orders >= 1024) or two matmuls, each with a mirror kernel
+// (cuda/syr2k_blas.h); everything else the portable composite.
 #include <ATen/ATen.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -25,12 +25,6 @@ namespace torch_grouped {
 namespace {
 
 constexpr int kTile = 128;
-
-// fp32/fp64 groups of at least this order run through cuBLAS ?syr2k, smaller ones through two
-// matmuls and the mirror kernel: at n = 1024 cuBLAS took 0.121 ms (fp32) and 0.079 ms (fp64)
-// against 0.132 and 0.094 for two `mm`, while a loop of it over 48 groups of order 128-1024 took
-// 2.1x the loop of two `mm` (H100, session 5, run 1).
-constexpr int64_t kCublasMinOrder = 1024;
 
 // TORCH_GROUPED_SYR2K_SCHEDULER=gemm runs the same kernel over every tile of the square with the
 // grouped GEMM walk (each tile written once, no mirror): the benchmark's measure of what the
@@ -79,9 +73,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   for (size_t i = 0; i < a.size(); ++i) {
     const int64_t n = a[i].size(0), k = a[i].size(1);
     if (blas && n > 0 && k > 0) {
-      std::optional<at::Tensor> r;
-      if (n >= kCublasMinOrder) r = cublas_syr2k(a[i], b[i], with_c ? &c[i] : nullptr, uplo, alpha, beta);
-      out.push_back(r ? *r : two_matmul_syr2k(a[i], b[i], with_c ? &c[i] : nullptr, uplo, alpha, beta));
+      out.push_back(blas_syr2k(a[i], b[i], with_c ? &c[i] : nullptr, uplo, alpha, beta));
       continue;
     }
     out.push_back(at::Tensor(at::detail::empty_cuda({n, n}, dtype, device, std::nullopt)));
