@@ -60,8 +60,8 @@ using PaddedPermuteFn = std::optional<at::Tensor> (*)(const at::Tensor& x, const
 // layout_transform as (zero padding where a split does not divide) + a view that splits axes into
 // "atoms" + one permutation of the atoms + a view that merges them: one pass over the data through
 // `permute` (two when a split axis is re-split by a size that neither divides nor is divided by
-// the old one; a third, small one for padding). Shared by the CPU and CUDA paths.
-// `padded` (may be null) is tried first where exactly one axis is padded.
+// the old one), plus a padding pass unless `padded` (may be null; tried where exactly one axis is
+// padded) takes the padded transform in one. Shared by the CPU and CUDA paths.
 at::Tensor layout_transform_with(const at::Tensor& x, const std::string& src, const std::string& dst,
                                  PermuteCopyFn permute, PaddedPermuteFn padded = nullptr);
 

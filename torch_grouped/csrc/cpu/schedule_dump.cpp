@@ -147,8 +147,8 @@ std::string permute_plan(at::IntArrayRef sizes, at::IntArrayRef strides, at::Int
   return out.str();
 }
 
-// widen_elements on the simplified shape (the default CUDA path widens; other variants do not), as text: the
-// element size it chose and the shape in those elements. `base`: the input's address.
+// widen_elements on the simplified shape (the default CUDA path widens; other variants do not), as
+// text: the element size it chose and the shape in those elements. `base`: the input's address.
 std::string permute_widen(at::IntArrayRef sizes, at::IntArrayRef strides, at::IntArrayRef dims, int64_t element_size,
                           int64_t base) {
   TORCH_CHECK_VALUE(sizes.size() == strides.size() && sizes.size() == dims.size() && sizes.size() <= 8,

@@ -165,9 +165,9 @@ struct TileUnits {
   }
 };
 
-// The Stream-K walk of one matmul (the Batched form with one group; Rank2K: the List form with
-// one group): this CTA's units in the plan's order, tiles numbered m → n (Rank2K: in the
-// triangle walk's order).
+// The Stream-K walk of one matmul (the Batched form with one group, syr2k's one problem too):
+// this CTA's units in the plan's order, tiles numbered m → n (Rank2K: in the triangle walk's
+// order).
 template <class Cfg>
 struct StreamKUnits {
   const sched::StreamKPlan& plan;
