@@ -133,8 +133,10 @@ BoxPlan plan_box(const PermuteShape& s, int64_t element_size, int64_t tile_elems
   }
   b.box_elems = static_cast<int>(pos_stride);
   // Padding: the load phase scatters consecutive input elements `smem_stride[0]` apart; one pad
-  // every such stride (at least 4 bytes) puts them in different banks.
-  if (b.axis[0] != out_inner) {
+  // (at least 4 bytes) every such stride puts them in different banks. A stride of at most one
+  // 4-byte word needs none: consecutive lanes already write consecutive (or shared) words, and a
+  // pad would double the stride into two words, two lanes per bank (a 2 x 2 fp16 box did).
+  if (b.axis[0] != out_inner && b.smem_stride[0] * element_size > 4) {
     b.pad_shift = log2_of(b.smem_stride[0]);
     b.pad = static_cast<int>(std::max<int64_t>(1, 4 / element_size));
   }
