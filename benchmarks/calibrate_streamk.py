@@ -1,6 +1,9 @@
 """Fits the Stream-K model's constants for this GPU (csrc/sched/streamk_model.h):
 
-    time = a + b·[peers > 1] + c·iters_per_cta + d·(peers − 1)      (µs)
+    time = a + b·[peers > 1] + c·iters_per_cta + d·(reads − 1)      (µs)
+
+(reads: the partials the fixup's slowest path reads one after another, FixupTree::serial_reads;
+sweeps saved before the two-level fixup hold peers − 1 there, and times of the flat fixup.)
 
 to the measured times of every explicit configuration of streamk_sweep.py, and shows, per shape,
 what `auto` would choose with the fitted constants against the best measured configuration.
@@ -83,7 +86,7 @@ def pick_loss(coef, shapes):
 
 
 def print_points(coef, points):
-    print(f"\n{'shape':<18}{'config':<9}{'peers':>6}{'iters':>7}{'measured':>10}{'model':>9}{'rel.err':>9}")
+    print(f"\n{'shape':<18}{'config':<9}{'reads':>6}{'iters':>7}{'measured':>10}{'model':>9}{'rel.err':>9}")
     errors = []
     for p in points:
         model = predict(coef, p["features"])

@@ -118,9 +118,9 @@ def test_rank2k_upper_is_lower_transposed_for_square_tiles():
 
 def _check_streamk(rows, tiles, iters):
     by_tile = collections.defaultdict(list)
-    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _ in rows:
+    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _, segment, run, reads in rows:
         assert ipt == iters
-        by_tile[tile].append((k0, k1, starts, slot, more_segments, first_slot, cta))
+        by_tile[tile].append((k0, k1, starts, slot, more_segments, first_slot, cta, segment, run, reads))
     assert set(by_tile) == set(range(tiles))
     for tile, segs in by_tile.items():
         segs.sort()
@@ -133,8 +133,39 @@ def _check_streamk(rows, tiles, iters):
             assert segs[0][3] == -1 and segs[0][5] == -1  # stored directly, no workspace
         else:
             assert all(0 <= s[3] < slots for s in segs) and segs[0][5] == segs[0][3], (tile, segs)
+        assert [s[7] for s in segs] == list(range(len(segs))), (tile, segs)  # segments numbered in K order
+        _check_fixup_tree([s[8] for s in segs], {s[9] for s in segs})
     used = [r[5] for r in rows if r[5] >= 0]
     assert len(used) == len(set(used)), "a workspace slot is written twice"
+
+
+def _check_fixup_tree(runs, reads):
+    """The fixup's runs of one tile (run of each segment, in K order): one run up to 8 segments,
+    else ceil(sqrt(segments)) runs of consecutive segments whose lengths differ by at most one;
+    `reads` (one value for all segments): the partials read one after another on its slowest path."""
+    segments = len(runs)
+    expected_runs = 1 if segments <= 8 else math.isqrt(segments - 1) + 1
+    lengths = collections.Counter(runs)
+    assert runs == sorted(runs) and sorted(lengths) == list(range(expected_runs)), runs
+    assert max(lengths.values()) - min(lengths.values()) <= 1, runs
+    if segments == 1:
+        assert reads == {0}
+    else:
+        assert reads == {segments if expected_runs == 1 else max(lengths.values()) + expected_runs}, (runs, reads)
+
+
+@pytest.mark.parametrize("segments", list(range(1, 40)) + [63, 64, 65, 131, 132, 200])
+def test_fixup_tree_runs(segments):
+    """One tile of 2·segments iterations on `segments` CTAs: every CTA holds one segment."""
+    rows = sched._schedule_streamk(128, 128, 128 * segments, 128, 128, 64, "stream_k", 1, segments).tolist()
+    _check_streamk(rows, 1, 2 * segments)
+    assert len(rows) == segments
+
+
+def test_split_k_16_sums_four_runs_of_four():
+    rows = sched._schedule_streamk(128, 128, 65536, 128, 128, 64, "split_k", 16, 132).tolist()
+    _check_streamk(rows, 1, 1024)
+    assert sorted((r[11], r[12]) for r in rows) == [(j, j // 4) for j in range(16)] and {r[13] for r in rows} == {8}
 
 
 @pytest.mark.parametrize("decomposition", ["data_parallel", "split_k", "stream_k", "dp_one_tile_sk",
@@ -146,6 +177,7 @@ def _check_streamk(rows, tiles, iters):
     (130, 250, 1000, 7),        # m, n not multiples of the tile
     (128, 128, 128, 132),       # fewer iterations than CTAs
     (300, 300, 0, 10),          # K = 0
+    (256, 256, 131072, 132),    # deep K, two tiles of 66 segments: the fixup's two levels
 ])
 def test_streamk_ranges_partition_the_work(decomposition, m, n, k, grid):
     tiles = math.ceil(m / 128) * math.ceil(n / 128)
@@ -222,6 +254,11 @@ class TestScheduleDumps(expecttest.TestCase):
         rows = sched._schedule_rank2k([132], 64, 32, 1, "L").tolist()
         self.assertExpectedInline(str([(i, j, v) for *_, i, j, v in rows]), """\
 [(0, 0, 1), (0, 1, 1), (1, 0, 1), (1, 1, 1), (1, 2, 1), (1, 3, 1), (2, 0, 1), (2, 1, 1), (2, 2, 1), (2, 3, 1), (2, 4, 1), (2, 5, 0)]""")
+
+    def test_fixup_runs_of_ten_segments(self):
+        """Ten segments: runs [0, 2), [2, 5), [5, 7), [7, 10); 3 + 4 partials on the slowest path."""
+        rows = sched._schedule_streamk(128, 128, 1280, 128, 128, 64, "stream_k", 1, 10).tolist()
+        self.assertExpectedInline(str([(r[11], r[12], r[13]) for r in rows]), """[(0, 0, 7), (1, 0, 7), (2, 1, 7), (3, 1, 7), (4, 1, 7), (5, 2, 7), (6, 2, 7), (7, 3, 7), (8, 3, 7), (9, 3, 7)]""")
 
     def test_stream_k_one_tile_three_ctas(self):
         rows = sched._schedule_streamk(128, 128, 640, 128, 128, 64, "stream_k", 1, 3).tolist()

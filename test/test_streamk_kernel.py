@@ -21,6 +21,7 @@ SHAPES = [
     (8, 8, 8),           # a single partial tile
     (256, 128, 20000),   # N <= 128: the 128x128 kernel, two tiles over long K
     (520, 72, 3000),     # the 128x128 kernel, N off the tile
+    (128, 128, 65536),   # one tile over 132 CTAs: the fixup's two levels (12 runs of 11 segments)
 ]
 
 
@@ -70,9 +71,11 @@ def test_grids_and_splits(decomposition, splits, grid):
 
 
 @pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
-def test_bitwise_repeatable(decomposition):
-    """A cut tile's partials are added in K order by whichever segment arrives last."""
-    a, b = operands(512, 768, 12288)
+@pytest.mark.parametrize("m, n, k", [(512, 768, 12288), (128, 128, 65536)])
+def test_bitwise_repeatable(decomposition, m, n, k):
+    """A cut tile's partials are added in a fixed order by whichever segments arrive last (the
+    second shape's fixup sums in two levels)."""
+    a, b = operands(m, n, k)
     first = tg.streamk_mm(a, b, decomposition=decomposition)
     for _ in range(5):
         assert torch.equal(tg.streamk_mm(a, b, decomposition=decomposition), first)

@@ -97,7 +97,9 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
 }
 
 // Rows: (cta, tile, k_begin, k_end, starts the tile (k_begin = 0), workspace slot (-1: a whole
-// tile), segments of the tile - 1, slot of the tile's first segment (-1: one segment), ...).
+// tile), segments of the tile - 1, slot of the tile's first segment (-1: one segment), iterations
+// per tile, workspace slots, decomposition, segment (K order), the segment's run in the fixup's
+// FixupTree, partials read one after another by the tile's fixup).
 at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
                             int64_t tile_k, const std::string& decomposition, int64_t splits,
                             int64_t grid) {
@@ -113,12 +115,14 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
     sched::StreamKWorkUnit u;
     while (plan.next(cta, cursor, u)) {
       const int64_t segments = plan.segments(u.tile);
+      const sched::FixupTree tree = sched::FixupTree::of(segments);
       rows.push_back({cta, u.tile, u.k_begin, u.k_end, u.k_begin == 0 ? 1 : 0, u.slot, segments - 1,
                       segments > 1 ? plan.segment_slot(u.tile, 0) : -1, plan.iters_per_tile,
-                      plan.workspace_slots(), static_cast<int64_t>(plan.decomposition)});
+                      plan.workspace_slots(), static_cast<int64_t>(plan.decomposition), u.segment,
+                      tree.group_of(u.segment), segments > 1 ? tree.serial_reads() : 0});
     }
   }
-  return rows_to_tensor(rows, 11);
+  return rows_to_tensor(rows, 14);
 }
 
 // The planner's choice, as text: the simplified shape, the kernel, and for a box its axes

@@ -1,6 +1,6 @@
 // streamk_mm on the CPU: the plan of csrc/sched/streamk_plan.h run CTA by CTA. A tile cut into
-// segments has each segment's partial in a workspace slot; the reduction adds them in K order, as
-// the GPU's last-arriving CTA does.
+// segments has each segment's partial in a workspace slot; the reduction adds them in the order of
+// the plan's FixupTree, as the GPU's last-arriving CTAs do.
 #include "../common/checks.h"
 #include "../sched/streamk_model.h"
 #include "portable.h"
@@ -48,18 +48,27 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
       workspace[u.slot] = accum;
     }
   }
-  // The reduction of every cut tile: its segments' partials in K order (deterministic).
-  for (int64_t tile = 0; tile < plan.tiles(); ++tile) {
-    const int64_t segments = plan.segments(tile);
-    if (segments < 2) continue;
+  // The reduction of every cut tile: its segments' partials in the FixupTree's order (deterministic).
+  auto sum = [&](int64_t count, auto slot_of) {
     at::Tensor accum;
-    for (int64_t j = 0; j < segments; ++j) {
-      at::Tensor& partial = workspace[plan.segment_slot(tile, j)];
-      TORCH_INTERNAL_ASSERT(partial.defined(), "streamk_mm: tile ", tile, " misses segment ", j);
+    for (int64_t j = 0; j < count; ++j) {
+      at::Tensor& partial = workspace[slot_of(j)];
+      TORCH_INTERNAL_ASSERT(partial.defined(), "streamk_mm: slot ", slot_of(j), " was never written");
       accum = j == 0 ? partial : accum.add_(partial);
       partial = at::Tensor();
     }
-    store(tile, accum);
+    return accum;
+  };
+  for (int64_t tile = 0; tile < plan.tiles(); ++tile) {
+    const sched::FixupTree tree = sched::FixupTree::of(plan.segments(tile));
+    if (tree.segments < 2) continue;
+    auto segment_slot = [&](int64_t j) { return plan.segment_slot(tile, j); };
+    for (int64_t g = 0; g < tree.groups; ++g) {  // a run's sum goes to the slot of its first segment
+      const int64_t first = tree.group_begin(g);
+      workspace[segment_slot(first)] =
+          sum(tree.group_begin(g + 1) - first, [&](int64_t j) { return segment_slot(first + j); });
+    }
+    store(tile, sum(tree.groups, [&](int64_t g) { return segment_slot(tree.group_begin(g)); }));
   }
   TORCH_INTERNAL_ASSERT(written == plan.tiles(), "streamk_mm: ", written, " tiles written of ", plan.tiles());
   return out.to(a.scalar_type());

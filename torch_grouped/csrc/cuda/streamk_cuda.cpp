@@ -52,7 +52,8 @@ const sched::StreamKModel& cached_model(int device) {
 // The fixup's tile counters for a launch on `stream`. The kernel leaves every counter it touches
 // at zero again, so each stream keeps one zeroed buffer for all its launches; a larger need adds
 // a larger buffer and keeps the old ones (a CUDA graph may hold their addresses). Buffers are
-// small: one int per tile and consumer warpgroup. A capture that finds no buffer takes a fresh
+// small: one int per tile and per workspace slot (StreamKPlan::fixup_counters), times the
+// consumer warpgroups. A capture that finds no buffer takes a fresh
 // zeroed one from the graph's pool: an eagerly cached one would only be zeroed when the graph
 // replays. (Streams on one device never share counters: their launches may run concurrently.)
 int32_t* tile_counters(const at::Device& device, cudaStream_t stream, int64_t count, std::vector<at::Tensor>& keep) {
@@ -116,7 +117,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (slots > 0) {
     workspace = at::empty({slots, int64_t{kStreamKTileM} * tile_n}, a.options().dtype(at::kFloat));
     p.workspace = workspace.data_ptr<float>();
-    p.counters = tile_counters(a.device(), stream, p.streamk.tiles() * kStreamKConsumers, keep);
+    p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers, keep);
   }
   kernels::streamk_kernel(input_kind(a.scalar_type()), k_major, tile_n)(p, static_cast<int>(p.streamk.grid), stream);
   return out;

@@ -135,7 +135,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
       if (slots > 0) {
         workspace = at::empty({slots, int64_t{kTile} * kTile}, a[0].options().dtype(at::kFloat));
         p.workspace = workspace.data_ptr<float>();
-        p.counters = tile_counters(device, stream, p.streamk.tiles() * kernels::kStreamKConsumers, keep);
+        p.counters = tile_counters(device, stream, p.streamk.fixup_counters() * kernels::kStreamKConsumers, keep);
       }
       grid = p.streamk.grid;
     }

@@ -146,6 +146,7 @@ struct WorkUnit {
   int32_t kb_begin, kb_end;  // K blocks [begin, end); Rank2K counts both passes
   int64_t linear_tile;       // Stream-K: the plan's tile index
   int64_t slot;              // Stream-K: workspace slot of the partial; -1: the whole tile
+  int64_t segment;           // Stream-K: which segment of the tile (K order)
 };
 
 // The grouped and Rank2K walks: whole tiles, every K block, padding slots skipped.
@@ -187,7 +188,7 @@ struct StreamKUnits {
       u.tile = sched::TileCoord{0, int32_t(w.tile / plan.tiles_n), int32_t(w.tile % plan.tiles_n), true};
     }
     u.kb_begin = int32_t(w.k_begin), u.kb_end = int32_t(w.k_end);
-    u.linear_tile = w.tile, u.slot = w.slot;
+    u.linear_tile = w.tile, u.slot = w.slot, u.segment = w.segment;
     return true;
   }
 };
@@ -450,9 +451,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       if (u.slot >= 0) {  // a segment of a cut tile: the last to arrive reduces and stores
         const StreamKFixup fixup{p.workspace, p.counters, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup,
                                  1 + warpgroup, &smem.fixup_last[warpgroup]};
-        const int64_t segments = p.streamk.segments(u.linear_tile);
-        if (!fixup.publish(acc, u.slot, u.linear_tile, segments, thread % 128)) continue;
-        fixup.reduce(acc, p.streamk, u.linear_tile, segments, thread % 128);
+        if (!fixup.combine(acc, p.streamk, u.linear_tile, u.segment, u.slot, thread % 128)) continue;
       }
     }
     if constexpr (Cfg::Rank2K) {

@@ -1,18 +1,21 @@
 // How the CTAs that share a Stream-K (or split-K) tile combine their work, without waiting for
-// each other (sched/streamk_plan.h says who holds which segment of a tile).
+// each other (sched/streamk_plan.h says who holds which segment of a tile, and FixupTree in what
+// order the partials are summed).
 //
 // Every segment stores its fp32 partial accumulators in its workspace slot, then counts itself in
-// on the tile's counter. The segment that arrives last adds all the partials in K order
-// (segment 0, 1, ...) and stores the tile; the order of the sum is fixed, so results never
-// depend on timing, and since nobody waits, nothing depends on which CTAs are resident.
+// on a counter. The segment that arrives last adds the partials in K order; with FixupTree's two
+// levels, the last of each run of segments sums the run into the run's first slot and counts the
+// run in on the tile, and the last run sums the runs. The order of every sum is fixed, so results
+// never depend on timing, and since nobody waits, nothing depends on which CTAs are resident.
 //
 // A partial is stored in the accumulators' register order, not as a matrix: thread i of every
 // CTA holds the same elements of the tile, so each thread reads back exactly what thread i wrote,
-// in coalesced 16-byte accesses, without shared memory.
+// in coalesced 16-byte accesses, without shared memory (and a run's sum can overwrite the run's
+// first slot: the thread that writes an element is the only one that read it).
 //
-// Counters are per tile and consumer warpgroup (each warpgroup owns its 64 rows and never
-// synchronises with the other). The last arriver sets its counter back to zero, so the counters
-// are all zero between launches and the host never clears them.
+// Counters are per consumer warpgroup (each warpgroup owns its 64 rows and never synchronises
+// with the other). The last arriver sets its counter back to zero, so the counters are all zero
+// between launches and the host never clears them.
 #pragma once
 #include <cuda/atomic>
 #include <cute/tensor.hpp>
@@ -37,10 +40,11 @@ struct StreamKFixup {
     return reinterpret_cast<float4*>(workspace + (slot * consumers + warpgroup) * (slot_floats / consumers));
   }
 
-  // Stores this warpgroup's accumulators in `slot` and counts the segment in on `tile`, one of
-  // `segments`. True, in every thread of the warpgroup, for the last to arrive.
+  // Stores this warpgroup's accumulators in `slot` and counts them in on `counter`, one of
+  // `arrivals`. True, in every thread of the warpgroup, for the last to arrive.
   template <class Acc>
-  __device__ __forceinline__ bool publish(const Acc& acc, int64_t slot, int64_t tile, int64_t segments, int lane) const {
+  __device__ __forceinline__ bool publish(const Acc& acc, int64_t slot, int64_t counter, int64_t arrivals,
+                                          int lane) const {
     float4* dst = part(slot);
     CUTE_UNROLL
     for (int j = 0; j < int(cute::size(acc)) / 4; ++j)
@@ -51,33 +55,53 @@ struct StreamKFixup {
     cutlass::arch::NamedBarrier::sync(128, barrier);
     if (lane == 0) {
       __threadfence();
-      cuda::atomic_ref<int32_t, cuda::thread_scope_device> counter(counters[tile * consumers + warpgroup]);
-      const bool last = counter.fetch_add(1, cuda::memory_order_acq_rel) == segments - 1;
-      if (last) counter.store(0, cuda::memory_order_relaxed);  // ready for the next launch
+      cuda::atomic_ref<int32_t, cuda::thread_scope_device> count(counters[counter * consumers + warpgroup]);
+      const bool last = count.fetch_add(1, cuda::memory_order_acq_rel) == arrivals - 1;
+      if (last) count.store(0, cuda::memory_order_relaxed);  // ready for the next launch
       *last_flag = last;
     }
     cutlass::arch::NamedBarrier::sync(128, barrier);
     return *last_flag != 0;
   }
 
-  // acc = the sum of `tile`'s partials in K order.
-  template <class Acc>
-  __device__ __forceinline__ void reduce(Acc& acc, const sched::StreamKPlan& plan, int64_t tile, int64_t segments,
-                                         int lane) const {
-    const float4* first = part(plan.segment_slot(tile, 0));
+  // acc = the sum, in order, of the partials in slots slot_of(0), ..., slot_of(count - 1).
+  template <class Acc, class SlotOf>
+  __device__ __forceinline__ void sum(Acc& acc, int64_t count, SlotOf slot_of, int lane) const {
+    const float4* first = part(slot_of(0));
     CUTE_UNROLL
     for (int j = 0; j < int(cute::size(acc)) / 4; ++j) {
       const float4 v = __ldcg(first + j * 128 + lane);  // from L2: other SMs wrote it
       acc(4 * j) = v.x, acc(4 * j + 1) = v.y, acc(4 * j + 2) = v.z, acc(4 * j + 3) = v.w;
     }
-    for (int64_t s = 1; s < segments; ++s) {
-      const float4* src = part(plan.segment_slot(tile, s));
+    for (int64_t s = 1; s < count; ++s) {
+      const float4* src = part(slot_of(s));
       CUTE_UNROLL
       for (int j = 0; j < int(cute::size(acc)) / 4; ++j) {
         const float4 v = __ldcg(src + j * 128 + lane);
         acc(4 * j) += v.x, acc(4 * j + 1) += v.y, acc(4 * j + 2) += v.z, acc(4 * j + 3) += v.w;
       }
     }
+  }
+
+  // Hands segment `segment` of `tile` (its partial in acc, its slot `slot`) to the fixup. True
+  // when this warpgroup finished the tile: acc then holds the whole sum, to be stored.
+  template <class Acc>
+  __device__ __forceinline__ bool combine(Acc& acc, const sched::StreamKPlan& plan, int64_t tile, int64_t segment,
+                                          int64_t slot, int lane) const {
+    const sched::FixupTree tree = sched::FixupTree::of(plan.segments(tile));
+    const auto segment_slot = [&](int64_t j) { return plan.segment_slot(tile, j); };
+    if (tree.groups == 1) {
+      if (!publish(acc, slot, tile, tree.segments, lane)) return false;
+      sum(acc, tree.segments, segment_slot, lane);
+      return true;
+    }
+    const int64_t g = tree.group_of(segment), first = tree.group_begin(g);
+    const int64_t length = tree.group_begin(g + 1) - first;
+    if (!publish(acc, slot, plan.group_counter(tile, tree, g), length, lane)) return false;
+    sum(acc, length, [&](int64_t j) { return segment_slot(first + j); }, lane);
+    if (!publish(acc, segment_slot(first), tile, tree.groups, lane)) return false;
+    sum(acc, tree.groups, [&](int64_t r) { return segment_slot(tree.group_begin(r)); }, lane);
+    return true;
   }
 };
 

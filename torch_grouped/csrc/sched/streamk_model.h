@@ -1,10 +1,13 @@
 // The Stream-K paper's analytical model of a CTA's running time, used by `auto` to pick the
-// decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(peers − 1),
-// peers being the most segments a tile is cut into.
+// decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(reads − 1),
+// peers being the most segments a tile is cut into and reads the partials that the fixup's
+// slowest path reads one after another (FixupTree::serial_reads: peers itself up to 8 peers, about
+// 2·sqrt(peers) beyond, where the fixup sums in two levels; the paper's d·(peers − 1) with the
+// fixup as we run it).
 //   a: fixed cost of a CTA (launch, prologue, epilogue of one tile)
 //   b: cost of having to fix up at all (workspace write, flag wait)
 //   c: cost of one MAC-loop iteration
-//   d: cost per extra peer folded into a tile
+//   d: cost per partial read by the fixup
 // The constants are fitted per GPU model by benchmarks/calibrate_streamk.py; the defaults below
 // are in units of one MAC iteration and are only a starting point for unknown GPUs.
 #pragma once
@@ -25,18 +28,22 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan)
   const int64_t tiles = plan.tiles();
   if (tiles == 0) return 0.0;
   int64_t iters_per_cta = 0;
-  int64_t peers = 0;
+  int64_t peers = 0, reads = 0;
   if (plan.sk_tiles > 0) {
     iters_per_cta += ceil_div(plan.sk_iters(), plan.sk_grid());
-    for (int64_t t = 0; t < plan.sk_tiles; ++t) peers = max64(peers, plan.segments(t));
+    for (int64_t t = 0; t < plan.sk_tiles; ++t) {
+      peers = max64(peers, plan.segments(t));
+      reads = max64(reads, FixupTree::of(plan.segments(t)).serial_reads());
+    }
   } else {
     peers = plan.splits;
+    reads = FixupTree::of(plan.splits).serial_reads();
   }
   const int64_t dp_units = plan.dp_units();
   iters_per_cta += ceil_div(dp_units, plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
   const double fixup = peers > 1 ? 1.0 : 0.0;
   return model.a + model.b * fixup + model.c * static_cast<double>(iters_per_cta) +
-         model.d * static_cast<double>(peers > 0 ? peers - 1 : 0);
+         model.d * static_cast<double>(reads > 0 ? reads - 1 : 0);
 }
 
 // `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter

@@ -14,9 +14,10 @@
 //                   SK CTA has between one and two tiles of work), the rest data-parallel.
 //
 // A tile cut into several segments is reduced without waiting: every segment stores its fp32
-// partial tile in its own workspace slot and counts itself in; the last to arrive adds all the
-// partials in K order (segment 0, 1, ...) and writes the tile. The order of the sum is fixed, so
-// results are deterministic, and no CTA ever waits for another (no co-residency assumption).
+// partial tile in its own workspace slot and counts itself in; the last to arrive adds the
+// partials in K order and writes the tile (FixupTree below: for many segments, in two levels).
+// The order of the sum is fixed, so results are deterministic, and no CTA ever waits for another
+// (no co-residency assumption).
 //
 // A Stream-K CTA runs its range rotated: from the first tile boundary in it to its end, then the
 // leading piece before that boundary. Every CTA whose range holds a boundary thus starts a tile
@@ -48,6 +49,37 @@ struct StreamKWorkUnit {
   int64_t k_begin;  // first MAC-loop iteration within the tile
   int64_t k_end;    // one past the last
   int64_t slot;     // workspace slot of this segment's partial; -1: the unit is the whole tile
+  int64_t segment;  // which segment of the tile, in K order (0 for a whole tile)
+};
+
+// The order in which the last arrivers sum a tile's `segments` partials. Up to kFlatSegments,
+// one level: the last of all to arrive reads every partial. Beyond, the reads of one CTA (about
+// 64 KB each, at the ~140 GB/s one SM draws from L2) would dominate deep-K shapes with few tiles
+// (one CTA summing 66 partials took ~30 µs of a 45 µs matmul), so the segments form `groups`
+// = ceil(sqrt(segments)) runs of consecutive segments whose lengths differ by at most one: the
+// last arriver of a run sums the run into the slot of its first segment, then counts the run in
+// on the tile; the last run to finish sums the runs' partials. The groups reduce in parallel on
+// different SMs and the slowest path reads about 2·sqrt(segments) partials. Everything follows
+// from `segments` alone, so the order of every addition is fixed: still deterministic.
+struct FixupTree {
+  static constexpr int64_t kFlatSegments = 8;  // two levels only when they read ≥ 2 fewer partials
+  int64_t segments = 1;
+  int64_t groups = 1;
+
+  TG_HOST_DEVICE static FixupTree of(int64_t segments) {
+    FixupTree t;
+    t.segments = segments;
+    if (segments > kFlatSegments)
+      while (t.groups * t.groups < segments) ++t.groups;
+    return t;
+  }
+  // First segment of run `g` (g = groups: one past the last segment), and the run of segment j.
+  TG_HOST_DEVICE int64_t group_begin(int64_t g) const { return g * segments / groups; }
+  TG_HOST_DEVICE int64_t group_of(int64_t j) const { return ((j + 1) * groups - 1) / segments; }
+  // Partials read one after another on the slowest path: the model's fixup cost.
+  TG_HOST_DEVICE int64_t serial_reads() const {
+    return groups == 1 ? segments : ceil_div(segments, groups) + groups;
+  }
 };
 
 struct StreamKCursor {
@@ -105,7 +137,8 @@ struct StreamKPlan {
       const int64_t seg_end = min64(c.sk_end, tile_first + iters_per_tile);
       const bool whole = c.sk_next == tile_first && seg_end == tile_first + iters_per_tile;
       u = StreamKWorkUnit{tile, c.sk_next - tile_first, seg_end - tile_first,
-                          whole ? -1 : 2 * cta + (c.sk_next == sk_begin(cta) ? 0 : 1)};
+                          whole ? -1 : 2 * cta + (c.sk_next == sk_begin(cta) ? 0 : 1),
+                          cta - cta_of_sk_iter(tile_first)};
       c.sk_next = seg_end;
       return true;
     }
@@ -117,7 +150,7 @@ struct StreamKPlan {
     const int64_t tile = sk_tiles + unit % dp_tiles;
     const int64_t split = splits - 1 - unit / dp_tiles;
     u = StreamKWorkUnit{tile, split * iters_per_tile / splits, (split + 1) * iters_per_tile / splits,
-                        splits > 1 ? (tile - sk_tiles) * splits + split : -1};
+                        splits > 1 ? (tile - sk_tiles) * splits + split : -1, split};
     return true;
   }
 
@@ -137,6 +170,12 @@ struct StreamKPlan {
       return 2 * cta + (j > 0 || sk_begin(cta) == first ? 0 : 1);
     }
     return (tile - sk_tiles) * splits + j;
+  }
+  // The fixup's counters: one per tile (the last level), then one per workspace slot (a run of
+  // FixupTree's first level counts on the counter of its first segment's slot).
+  TG_HOST_DEVICE int64_t fixup_counters() const { return tiles() + workspace_slots(); }
+  TG_HOST_DEVICE int64_t group_counter(int64_t tile, const FixupTree& tree, int64_t g) const {
+    return tiles() + segment_slot(tile, tree.group_begin(g));
   }
 };
 
