@@ -66,16 +66,14 @@ def tile(device, n):
 
 def features(m, n, k, device, decomposition, splits, grid):
     """[1, peers > 1, iters_per_cta, reads - 1] of the plan the op runs (predicted_time's terms;
-    reads: the partials the fixup's slowest path reads), read from the plan's dump rather than
-    re-derived, so the fit cannot drift from the C++."""
+    reads: the partials the fixup's slowest path reads; iters_per_cta as the model counts them),
+    read from the plan's dump rather than re-derived, so the fit cannot drift from the C++."""
     tm, tn, tk = tile(device, n)
     rows = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, decomposition, max(splits, 1), grid).tolist()
-    work, peers, reads = {}, 1, 1
-    for cta, _, k0, k1, _, _, more_segments, *_, serial_reads in rows:
-        work[cta] = work.get(cta, 0) + (k1 - k0)
-        peers = max(peers, more_segments + 1)
-        reads = max(reads, serial_reads)
-    return [1.0, 1.0 if peers > 1 else 0.0, float(max(work.values(), default=0)), float(reads - 1)]
+    peers = max((row[6] + 1 for row in rows), default=1)  # (columns: csrc/cpu/schedule_dump.cpp)
+    reads = max((row[13] for row in rows), default=1)
+    iters = rows[0][15] if rows else 0
+    return [1.0, 1.0 if peers > 1 else 0.0, float(iters), float(max(reads, 1) - 1)]
 
 
 # StreamKModel's defaults (csrc/sched/streamk_model.h): the model _schedule_streamk's `auto` uses.

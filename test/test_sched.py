@@ -116,11 +116,11 @@ def test_rank2k_upper_is_lower_transposed_for_square_tiles():
     assert torch.equal(low[:, [0, 1, 2, 4, 3, 5]], up)
 
 
-def _check_streamk(rows, tiles, iters):
+def _check_streamk(rows, tiles, iters, separate_allowed=True):
     by_tile = collections.defaultdict(list)
-    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _, segment, run, reads in rows:
+    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _, segment, run, reads, separate, _ in rows:
         assert ipt == iters
-        by_tile[tile].append((k0, k1, starts, slot, more_segments, first_slot, cta, segment, run, reads))
+        by_tile[tile].append((k0, k1, starts, slot, more_segments, first_slot, cta, segment, run, reads, separate))
     assert set(by_tile) == set(range(tiles))
     for tile, segs in by_tile.items():
         segs.sort()
@@ -133,8 +133,17 @@ def _check_streamk(rows, tiles, iters):
             assert segs[0][3] == -1 and segs[0][5] == -1  # stored directly, no workspace
         else:
             assert all(0 <= s[3] < slots for s in segs) and segs[0][5] == segs[0][3], (tile, segs)
+            # Slots after the first evenly spaced (segment_slot_stride): 1 for split-K slices, 2 for Stream-K.
+            stride = 1 if rows[0][10] == 1 else 2
+            assert all(b[3] - a[3] == stride for a, b in zip(segs[1:], segs[2:])), (tile, segs)
         assert [s[7] for s in segs] == list(range(len(segs))), (tile, segs)  # segments numbered in K order
-        _check_fixup_tree([s[8] for s in segs], {s[9] for s in segs})
+        if segs[0][10]:
+            _check_separate_fixup([s[8] for s in segs], {s[9] for s in segs})
+        else:
+            _check_fixup_tree([s[8] for s in segs], {s[9] for s in segs})
+    # The separate fixup kernel sums a plan's cut tiles exactly when some tile has more than 8 segments.
+    most = max(len(segs) for segs in by_tile.values()) if by_tile else 0
+    assert {r[14] for r in rows if r[6] > 0} <= {1 if most > 8 and separate_allowed else 0}
     used = [r[5] for r in rows if r[5] >= 0]
     assert len(used) == len(set(used)), "a workspace slot is written twice"
 
@@ -154,18 +163,37 @@ def _check_fixup_tree(runs, reads):
         assert reads == {segments if expected_runs == 1 else max(lengths.values()) + expected_runs}, (runs, reads)
 
 
+def _check_separate_fixup(parts, reads):
+    """The separate fixup kernel's parts of one tile: 8 consecutive ranges of segments (some empty
+    when there are fewer than 8), the kernel's launch and one parallel pass for the model."""
+    segments = len(parts)
+    assert parts == [next(w for w in range(8) if w * segments // 8 <= j < (w + 1) * segments // 8)
+                     for j in range(segments)], parts
+    assert reads == {2}
+
+
+@pytest.mark.parametrize("separate", [False, True])
 @pytest.mark.parametrize("segments", list(range(1, 40)) + [63, 64, 65, 131, 132, 200])
-def test_fixup_tree_runs(segments):
-    """One tile of 2·segments iterations on `segments` CTAs: every CTA holds one segment."""
-    rows = sched._schedule_streamk(128, 128, 128 * segments, 128, 128, 64, "stream_k", 1, segments).tolist()
-    _check_streamk(rows, 1, 2 * segments)
+def test_fixup_runs(segments, separate):
+    """One tile of 2·segments iterations on `segments` CTAs: every CTA holds one segment. syr2k's
+    plans (separate_fixup=False) sum in FixupTree's runs; streamk_mm's hand tiles of more than 8
+    segments to the separate kernel."""
+    rows = sched._schedule_streamk(128, 128, 128 * segments, 128, 128, 64, "stream_k", 1, segments,
+                                   separate_fixup=separate).tolist()
+    _check_streamk(rows, 1, 2 * segments, separate_allowed=separate)
     assert len(rows) == segments
 
 
 def test_split_k_16_sums_four_runs_of_four():
+    rows = sched._schedule_streamk(128, 128, 65536, 128, 128, 64, "split_k", 16, 132, separate_fixup=False).tolist()
+    _check_streamk(rows, 1, 1024, separate_allowed=False)
+    assert sorted((r[11], r[12]) for r in rows) == [(j, j // 4) for j in range(16)] and {r[13] for r in rows} == {8}
+
+
+def test_split_k_16_in_eight_parts_of_two():
     rows = sched._schedule_streamk(128, 128, 65536, 128, 128, 64, "split_k", 16, 132).tolist()
     _check_streamk(rows, 1, 1024)
-    assert sorted((r[11], r[12]) for r in rows) == [(j, j // 4) for j in range(16)] and {r[13] for r in rows} == {8}
+    assert sorted((r[11], r[12], r[14]) for r in rows) == [(j, j // 2, 1) for j in range(16)]
 
 
 @pytest.mark.parametrize("decomposition", ["data_parallel", "split_k", "stream_k", "dp_one_tile_sk",
@@ -179,11 +207,12 @@ def test_split_k_16_sums_four_runs_of_four():
     (300, 300, 0, 10),          # K = 0
     (256, 256, 131072, 132),    # deep K, two tiles of 66 segments: the fixup's two levels
 ])
-def test_streamk_ranges_partition_the_work(decomposition, m, n, k, grid):
+@pytest.mark.parametrize("separate", [True, False])
+def test_streamk_ranges_partition_the_work(decomposition, m, n, k, grid, separate):
     tiles = math.ceil(m / 128) * math.ceil(n / 128)
     iters = math.ceil(k / 64)
-    rows = sched._schedule_streamk(m, n, k, 128, 128, 64, decomposition, 3, grid).tolist()
-    _check_streamk(rows, tiles, iters)
+    rows = sched._schedule_streamk(m, n, k, 128, 128, 64, decomposition, 3, grid, separate_fixup=separate).tolist()
+    _check_streamk(rows, tiles, iters, separate_allowed=separate)
 
 
 @pytest.mark.parametrize("m, n, k, grid", [(1024, 1024, 16384, 132), (130, 250, 1000, 7), (384, 384, 128, 132)])
@@ -257,7 +286,7 @@ class TestScheduleDumps(expecttest.TestCase):
 
     def test_fixup_runs_of_ten_segments(self):
         """Ten segments: runs [0, 2), [2, 5), [5, 7), [7, 10); 3 + 4 partials on the slowest path."""
-        rows = sched._schedule_streamk(128, 128, 1280, 128, 128, 64, "stream_k", 1, 10).tolist()
+        rows = sched._schedule_streamk(128, 128, 1280, 128, 128, 64, "stream_k", 1, 10, separate_fixup=False).tolist()
         self.assertExpectedInline(str([(r[11], r[12], r[13]) for r in rows]), """[(0, 0, 7), (1, 0, 7), (2, 1, 7), (3, 1, 7), (4, 1, 7), (5, 2, 7), (6, 2, 7), (7, 3, 7), (8, 3, 7), (9, 3, 7)]""")
 
     def test_stream_k_one_tile_three_ctas(self):

@@ -81,6 +81,33 @@ def test_bitwise_repeatable(decomposition, m, n, k):
         assert torch.equal(tg.streamk_mm(a, b, decomposition=decomposition), first)
 
 
+def uses_separate_fixup(m, n, k, decomposition, splits):
+    """Whether streamk_mm's plan hands its cut tiles to the separate fixup kernel (the dump's
+    column 14, for the tile the op picks on this GPU)."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    rows = torch.ops.grouped._schedule_streamk(m, n, k, 128, 128 if n <= 128 else 256, 64, decomposition, max(splits, 1),
+                                               sms)
+    return bool(rows[:, 14].any())
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("m, n, k, decomposition, splits", [
+    (130, 250, 20000, "stream_k", 0),  # 2 tiles of ~66 segments; rows of 250 elements: unaligned stores, m off the tile
+    (200, 120, 9000, "split_k", 16),   # the 128x128 kernel, 16 slices in 8 parts of two
+    (64, 300, 30000, "auto", 0),
+    (128, 128, 65536, "stream_k", 0),  # 132 segments: some parts of 16, some of 17
+])
+def test_separate_fixup(dtype, m, n, k, decomposition, splits):
+    """Tiles of more than 8 segments: the matmul kernel stores row-major partials and the separate
+    kernel sums them (sched::SeparateFixup); correct, fully written, and bitwise repeatable."""
+    assert uses_separate_fixup(m, n, k, decomposition, splits)
+    a, b = operands(m, n, k, dtype)
+    poison()
+    first = tg.streamk_mm(a, b, decomposition=decomposition, splits=splits)
+    check(first, a, b)
+    assert torch.equal(tg.streamk_mm(a, b, decomposition=decomposition, splits=splits), first)
+
+
 def test_cuda_graph_replays_with_new_inputs():
     a, b = operands(256, 512, 8192)
     tg.streamk_mm(a, b, decomposition="stream_k")  # warm up outside the capture

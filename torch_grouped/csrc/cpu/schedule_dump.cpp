@@ -99,30 +99,36 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
 // Rows: (cta, tile, k_begin, k_end, starts the tile (k_begin = 0), workspace slot (-1: a whole
 // tile), segments of the tile - 1, slot of the tile's first segment (-1: one segment), iterations
 // per tile, workspace slots, decomposition, segment (K order), the segment's run in the fixup's
-// FixupTree, partials read one after another by the tile's fixup).
+// FixupTree (with the separate fixup: its part, SeparateFixup), partials read one after another
+// by the tile's fixup (0: not cut), 1 where the separate kernel sums the tile, the busiest CTA's
+// iterations as the model counts them (sched::model_iters_per_cta)). `separate_fixup`: whether the
+// plan may use the separate fixup kernel, as streamk_mm's does (false: syr2k's).
 at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
                             int64_t tile_k, const std::string& decomposition, int64_t splits,
-                            int64_t grid) {
+                            int64_t grid, bool separate_fixup) {
   const at::Tensor a = at::empty({m, k}), b = at::empty({k, n});
   bool is_auto = false;
   const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
   TORCH_CHECK_VALUE(grid >= 1 && splits >= 1, "schedule: grid and splits must be >= 1");
   const sched::StreamKPlan plan =
-      sched::resolve_streamk_plan(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid);
+      sched::resolve_streamk_plan(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid,
+                                  separate_fixup);
   std::vector<std::vector<int64_t>> rows;
   for (int64_t cta = 0; cta < plan.grid; ++cta) {
     sched::StreamKCursor cursor = plan.begin(cta);
     sched::StreamKWorkUnit u;
     while (plan.next(cta, cursor, u)) {
       const int64_t segments = plan.segments(u.tile);
-      const sched::FixupTree tree = sched::FixupTree::of(segments);
+      const bool separate = plan.separate_fixup && segments > 1;
+      const int64_t run = separate ? sched::SeparateFixup::part_of(segments, u.segment)
+                                   : sched::FixupTree::of(segments).group_of(u.segment);
       rows.push_back({cta, u.tile, u.k_begin, u.k_end, u.k_begin == 0 ? 1 : 0, u.slot, segments - 1,
                       segments > 1 ? plan.segment_slot(u.tile, 0) : -1, plan.iters_per_tile,
-                      plan.workspace_slots(), static_cast<int64_t>(plan.decomposition), u.segment,
-                      tree.group_of(u.segment), segments > 1 ? tree.serial_reads() : 0});
+                      plan.workspace_slots(), static_cast<int64_t>(plan.decomposition), u.segment, run,
+                      plan.fixup_serial_reads(u.tile), separate ? 1 : 0, sched::model_iters_per_cta(plan)});
     }
   }
-  return rows_to_tensor(rows, 14);
+  return rows_to_tensor(rows, 16);
 }
 
 // The planner's choice, as text: the simplified shape, the kernel, and for a box its axes

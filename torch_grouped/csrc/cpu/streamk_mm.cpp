@@ -1,6 +1,7 @@
 // streamk_mm on the CPU: the plan of csrc/sched/streamk_plan.h run CTA by CTA. A tile cut into
 // segments has each segment's partial in a workspace slot; the reduction adds them in the order of
-// the plan's FixupTree, as the GPU's last-arriving CTAs do.
+// the plan's FixupTree, as the GPU's last-arriving CTAs do, or of its SeparateFixup, as the GPU's
+// separate fixup kernel does.
 #include "../common/checks.h"
 #include "../sched/streamk_model.h"
 #include "portable.h"
@@ -16,7 +17,7 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
   constexpr int64_t tm = 64, tn = 64, tk = 32;
   const int64_t g = grid > 0 ? grid : sms;
   const sched::StreamKPlan plan =
-      sched::resolve_streamk_plan(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tm, tn, tk, g);
+      sched::resolve_streamk_plan(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tm, tn, tk, g, /*may_separate=*/true);
 
   const at::ScalarType acc_t = accumulate_dtype(a);
   const at::Tensor a_acc = a.to(acc_t), b_acc = b.to(acc_t);
@@ -63,6 +64,16 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
     const sched::FixupTree tree = sched::FixupTree::of(plan.segments(tile));
     if (tree.segments < 2) continue;
     auto segment_slot = [&](int64_t j) { return plan.segment_slot(tile, j); };
+    if (plan.separate_fixup) {  // the parts of SeparateFixup in K order, then the parts in order
+      at::Tensor accum = at::zeros_like(workspace[segment_slot(0)]);
+      for (int w = 0; w < sched::SeparateFixup::kParts; ++w) {
+        const int64_t first = sched::SeparateFixup::part_begin(tree.segments, w);
+        const int64_t count = sched::SeparateFixup::part_begin(tree.segments, w + 1) - first;
+        if (count > 0) accum.add_(sum(count, [&](int64_t j) { return segment_slot(first + j); }));
+      }
+      store(tile, accum);
+      continue;
+    }
     for (int64_t g = 0; g < tree.groups; ++g) {  // a run's sum goes to the slot of its first segment
       const int64_t first = tree.group_begin(g);
       workspace[segment_slot(first)] =

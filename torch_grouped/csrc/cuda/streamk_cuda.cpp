@@ -22,6 +22,7 @@
 #include "list_launch.h"
 #include "operand_maps.h"
 #include "staged_operands.h"
+#include "streamk_reduce.h"
 
 namespace torch_grouped {
 namespace {
@@ -103,7 +104,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int64_t resident = multiprocessor_count(device);
   const int64_t g = grid > 0 ? std::min(grid, resident) : resident;
   p.streamk = sched::resolve_streamk_plan(cached_model(device), d, is_auto, splits, m, n, k, kStreamKTileM,
-                                          tile_n, kTileK, g);
+                                          tile_n, kTileK, g, /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
   p.m = m, p.n = n, p.k = k;
   p.groups = 1;
@@ -117,9 +118,12 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (slots > 0) {
     workspace = at::empty({slots, int64_t{kStreamKTileM} * tile_n}, a.options().dtype(at::kFloat));
     p.workspace = workspace.data_ptr<float>();
-    p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers, keep);
+    if (!p.streamk.separate_fixup)
+      p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers, keep);
   }
   kernels::streamk_kernel(input_kind(a.scalar_type()), k_major, tile_n)(p, static_cast<int>(p.streamk.grid), stream);
+  if (p.streamk.separate_fixup)
+    launch_streamk_reduce(p.streamk, p.workspace, kStreamKTileM, tile_n, {out.data_ptr(), m, n, n, p.out_kind}, stream);
   return out;
 }
 

@@ -28,6 +28,7 @@
 #include <cutlass/pipeline/sm90_pipeline.hpp>
 
 #include "../sched/warp_visitor.cuh"
+#include "float_convert.cuh"
 #include "grouped_gemm_args.h"
 #include "streamk_fixup.cuh"
 
@@ -245,18 +246,6 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   }
 }
 
-// fp32 to the output type (torch builds with the implicit half conversions switched off).
-template <class Out>
-__device__ __forceinline__ Out from_float(float x) {
-  if constexpr (std::is_same_v<Out, float>) {
-    return x;
-  } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
-    return __float2bfloat16_rn(x);
-  } else {
-    return __float2half_rn(x);
-  }
-}
-
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 
@@ -451,6 +440,12 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       if (u.slot >= 0) {  // a segment of a cut tile: the last to arrive reduces and stores
         const StreamKFixup fixup{p.workspace, p.counters, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup,
                                  1 + warpgroup, &smem.fixup_last[warpgroup]};
+        if constexpr (!Cfg::Rank2K) {  // streamk_mm: the separate kernel sums (sched::SeparateFixup)
+          if (p.streamk.separate_fixup) {
+            fixup.store_matrix(acc, coords, u.slot, Cfg::BN);
+            continue;
+          }
+        }
         if (!fixup.combine(acc, p.streamk, u.linear_tile, u.segment, u.slot, thread % 128)) continue;
       }
     }

@@ -83,6 +83,21 @@ struct StreamKFixup {
     }
   }
 
+  // The separate fixup's form of a partial (sched::SeparateFixup): the tile as a row-major fp32
+  // matrix of tile_n columns in `slot`, so that the reduction kernel reads and sums whole rows.
+  // Accumulator pairs (2q, 2q + 1) are adjacent columns (WGMMA's C layout): one 8-byte store each,
+  // a warp's stores filling whole 32-byte sectors of eight rows. No counter: the reduction runs
+  // after the matmul kernel, in stream order.
+  template <class Acc, class Coords>
+  __device__ __forceinline__ void store_matrix(const Acc& acc, const Coords& coords, int64_t slot, int tile_n) const {
+    float* dst = workspace + slot * slot_floats;
+    CUTE_UNROLL
+    for (int i = 0; i < int(cute::size(acc)); i += 2) {
+      const int r = int(cute::get<0>(coords(i))), c = int(cute::get<1>(coords(i)));
+      *reinterpret_cast<float2*>(dst + r * tile_n + c) = make_float2(acc(i), acc(i + 1));
+    }
+  }
+
   // Hands segment `segment` of `tile` (its partial in acc, its slot `slot`) to the fixup. True
   // when this warpgroup finished the tile: acc then holds the whole sum, to be stored.
   template <class Acc>

@@ -1,9 +1,9 @@
 // The Stream-K paper's analytical model of a CTA's running time, used by `auto` to pick the
 // decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(reads − 1),
 // peers being the most segments a tile is cut into and reads the partials that the fixup's
-// slowest path reads one after another (FixupTree::serial_reads: peers itself up to 8 peers, about
-// 2·sqrt(peers) beyond, where the fixup sums in two levels; the paper's d·(peers − 1) with the
-// fixup as we run it).
+// slowest path reads one after another (StreamKPlan::fixup_serial_reads: peers itself up to 8
+// peers; beyond, about 2·sqrt(peers) where the fixup sums in two levels, 2 where a separate
+// kernel sums in parallel: the paper's d·(peers − 1) with the fixup as we run it).
 //   a: fixed cost of a CTA (launch, prologue, epilogue of one tile)
 //   b: cost of having to fix up at all (workspace write, flag wait)
 //   c: cost of one MAC-loop iteration
@@ -23,52 +23,55 @@ struct StreamKModel {
   double d = 1.5;
 };
 
+// The MAC-loop iterations of the busiest CTA as the model counts them: the Stream-K share (ranges
+// differ by at most one) plus its rounds of data-parallel or split-K units at the longest slice.
+inline int64_t model_iters_per_cta(const StreamKPlan& plan) {
+  int64_t iters = plan.sk_tiles > 0 ? ceil_div(plan.sk_iters(), plan.sk_grid()) : 0;
+  return iters + ceil_div(plan.dp_units(), plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
+}
+
 // Predicted time of the longest-running CTA of `plan`.
 inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan) {
   const int64_t tiles = plan.tiles();
   if (tiles == 0) return 0.0;
-  int64_t iters_per_cta = 0;
-  int64_t peers = 0, reads = 0;
+  const int64_t iters_per_cta = model_iters_per_cta(plan);
+  const int64_t peers = plan.max_segments();
+  int64_t reads = 1;
   if (plan.sk_tiles > 0) {
-    iters_per_cta += ceil_div(plan.sk_iters(), plan.sk_grid());
-    for (int64_t t = 0; t < plan.sk_tiles; ++t) {
-      peers = max64(peers, plan.segments(t));
-      reads = max64(reads, FixupTree::of(plan.segments(t)).serial_reads());
-    }
-  } else {
-    peers = plan.splits;
-    reads = FixupTree::of(plan.splits).serial_reads();
+    for (int64_t t = 0; t < plan.sk_tiles; ++t) reads = max64(reads, plan.fixup_serial_reads(t));
+  } else if (plan.splits > 1) {
+    reads = plan.fixup_serial_reads(plan.sk_tiles);
   }
-  const int64_t dp_units = plan.dp_units();
-  iters_per_cta += ceil_div(dp_units, plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
   const double fixup = peers > 1 ? 1.0 : 0.0;
   return model.a + model.b * fixup + model.c * static_cast<double>(iters_per_cta) +
-         model.d * static_cast<double>(reads > 0 ? reads - 1 : 0);
+         model.d * static_cast<double>(reads - 1);
 }
 
 // `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter
 // of the grid) that minimises the model on at most `sms` CTAs.
 inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int64_t n, int64_t k,
-                                       int64_t tile_m, int64_t tile_n, int64_t tile_k, int64_t sms) {
+                                       int64_t tile_m, int64_t tile_n, int64_t tile_k, int64_t sms,
+                                       bool may_separate) {
   StreamKPlan best = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
                                        Decomposition::DataParallel, 1, sms);
   double best_time = predicted_time(model, best);
   const Decomposition candidates[] = {Decomposition::StreamK, Decomposition::DpOneTileSk,
                                       Decomposition::TwoTileSkDp};
   for (Decomposition d : candidates) {
-    const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, 1, sms);
+    const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, 1, sms, may_separate);
     const double t = predicted_time(model, p);
     if (t < best_time) best = p, best_time = t;
   }
   // Stream-K on part of the grid: fewer segments per tile to reduce when tiles are few and long.
   for (int64_t g = sms / 2; g >= 8 && g >= sms / 4; g /= 2) {
-    const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, Decomposition::StreamK, 1, g);
+    const StreamKPlan p =
+        make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, Decomposition::StreamK, 1, g, may_separate);
     const double t = predicted_time(model, p);
     if (t < best_time) best = p, best_time = t;
   }
   for (int64_t s = 2; s <= 16; s *= 2) {
     const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
-                                            Decomposition::SplitK, s, sms);
+                                            Decomposition::SplitK, s, sms, may_separate);
     const double t = predicted_time(model, p);
     if (t < best_time) best = p, best_time = t;
   }
@@ -83,13 +86,13 @@ inline int64_t default_splits(int64_t grid, int64_t tiles) {
 }
 
 // The plan streamk_mm runs on `grid` CTAs: the model's choice for `auto`, else decomposition `d`
-// (splits = 0: default_splits).
+// (splits = 0: default_splits). `may_separate`: see make_streamk_plan.
 inline StreamKPlan resolve_streamk_plan(const StreamKModel& model, Decomposition d, bool is_auto,
                                         int64_t splits, int64_t m, int64_t n, int64_t k, int64_t tile_m,
-                                        int64_t tile_n, int64_t tile_k, int64_t grid) {
-  if (is_auto) return choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid);
+                                        int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate) {
+  if (is_auto) return choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid, may_separate);
   if (splits <= 0) splits = default_splits(grid, ceil_div(m, tile_m) * ceil_div(n, tile_n));
-  return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, splits, grid);
+  return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, splits, grid, may_separate);
 }
 
 }  // namespace torch_grouped::sched

@@ -16,8 +16,11 @@
 // A tile cut into several segments is reduced without waiting: every segment stores its fp32
 // partial tile in its own workspace slot and counts itself in; the last to arrive adds the
 // partials in K order and writes the tile (FixupTree below: for many segments, in two levels).
-// The order of the sum is fixed, so results are deterministic, and no CTA ever waits for another
-// (no co-residency assumption).
+// With `separate_fixup` (streamk_mm, when some tile has more than FixupTree::kFlatSegments
+// segments) the matmul kernel only stores the partials, and a second kernel sums every cut tile
+// in parallel over its elements (SeparateFixup below). Either way the order of every sum is
+// fixed, so results are deterministic, and no CTA ever waits for another (no co-residency
+// assumption).
 //
 // A Stream-K CTA runs its range rotated: from the first tile boundary in it to its end, then the
 // leading piece before that boundary. Every CTA whose range holds a boundary thus starts a tile
@@ -82,6 +85,26 @@ struct FixupTree {
   }
 };
 
+// The order of the separate fixup kernel (cuda/streamk_reduce.cu, and the CPU path): a tile's
+// segments form kParts consecutive parts (some empty when there are fewer segments); each part
+// is summed in K order (one warp of a block per part, so a tile's partials are read by
+// kParts warps at once, over as many blocks as the tile has 32-column groups of four), then
+// the parts in order. Measured on an H100, the last arriver's serial reads cost about 1 µs per
+// 64 KB partial (128 x 128 x 8448 on 132 CTAs: 32 µs, 8 x 8 x 8: 8 µs; session 6).
+struct SeparateFixup {
+  static constexpr int kParts = 8;
+  // First segment of part `w` (w = kParts: one past the last) of a tile of `segments`.
+  TG_HOST_DEVICE static int64_t part_begin(int64_t segments, int w) { return w * segments / kParts; }
+  // The part that holds segment j (the one non-empty part whose range contains it).
+  TG_HOST_DEVICE static int part_of(int64_t segments, int64_t j) {
+    int w = 0;
+    while (part_begin(segments, w + 1) <= j) ++w;
+    return w;
+  }
+  // For the model: a launch and one pass in which every SM reads about one partial.
+  static constexpr int64_t kSerialReads = 2;
+};
+
 struct StreamKCursor {
   int64_t sk_next;     // next Stream-K iteration of this CTA, from its first tile boundary ...
   int64_t sk_end;      // ... to the end of its range,
@@ -98,6 +121,7 @@ struct StreamKPlan {
   int64_t splits = 1;
   int64_t sk_tiles = 0;
   Decomposition decomposition = Decomposition::DataParallel;
+  bool separate_fixup = false;  // cut tiles summed by the separate kernel (see above)
 
   TG_HOST_DEVICE int64_t tiles() const { return tiles_m * tiles_n; }
   TG_HOST_DEVICE int64_t sk_iters() const { return sk_tiles * iters_per_tile; }
@@ -171,17 +195,37 @@ struct StreamKPlan {
     }
     return (tile - sk_tiles) * splits + j;
   }
+  // The slots of a tile's segments after the first are evenly spaced: segment_slot(tile, j) =
+  // segment_slot(tile, 1) + (j - 1) * segment_slot_stride(tile) for j >= 1 (the slot pair of each
+  // next CTA for Stream-K, the next slice for split-K): kernels step through them without a
+  // division per segment.
+  TG_HOST_DEVICE int64_t segment_slot_stride(int64_t tile) const { return tile < sk_tiles ? 2 : 1; }
   // The fixup's counters: one per tile (the last level), then one per workspace slot (a run of
   // FixupTree's first level counts on the counter of its first segment's slot).
   TG_HOST_DEVICE int64_t fixup_counters() const { return tiles() + workspace_slots(); }
   TG_HOST_DEVICE int64_t group_counter(int64_t tile, const FixupTree& tree, int64_t g) const {
     return tiles() + segment_slot(tile, tree.group_begin(g));
   }
+  // The most segments any tile is cut into (host: a walk over the Stream-K tiles).
+  int64_t max_segments() const {
+    int64_t most = sk_tiles > 0 ? 1 : splits;
+    for (int64_t t = 0; t < sk_tiles; ++t) most = max64(most, segments(t));
+    return most;
+  }
+  // Partials the fixup of `tile` reads one after another on its slowest path (0: not cut).
+  TG_HOST_DEVICE int64_t fixup_serial_reads(int64_t tile) const {
+    const int64_t s = segments(tile);
+    if (s < 2) return 0;
+    return separate_fixup ? SeparateFixup::kSerialReads : FixupTree::of(s).serial_reads();
+  }
 };
 
 // Host-side plan construction. `grid` must be ≥ 1 and `splits` ≥ 1 (resolved by the caller).
+// `may_separate`: the caller runs the separate fixup kernel where a tile has more segments than
+// FixupTree::kFlatSegments (streamk_mm; syr2k's Rank2K epilogue keeps the in-kernel fixup).
 inline StreamKPlan make_streamk_plan(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
-                                     int64_t tile_k, Decomposition d, int64_t splits, int64_t grid) {
+                                     int64_t tile_k, Decomposition d, int64_t splits, int64_t grid,
+                                     bool may_separate = false) {
   StreamKPlan p;
   p.tiles_m = ceil_div(m, tile_m);
   p.tiles_n = ceil_div(n, tile_n);
@@ -206,6 +250,7 @@ inline StreamKPlan make_streamk_plan(int64_t m, int64_t n, int64_t k, int64_t ti
       p.sk_tiles = tiles % grid == 0 ? 0 : (tiles > grid ? grid + tiles % grid : tiles);
       break;
   }
+  p.separate_fixup = may_separate && p.max_segments() > FixupTree::kFlatSegments;
   return p;
 }
 
