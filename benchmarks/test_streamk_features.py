@@ -21,8 +21,8 @@ import calibrate_streamk  # noqa: E402
 import streamk_sweep  # noqa: E402
 
 # (m, n, k, device, decomposition, splits, grid) -> [1, peers > 1, iters of the busiest CTA, reads - 1]
-# (reads: partials on the fixup's slowest path; the peers themselves up to 8 peers, 2 beyond, where
-# the separate fixup kernel sums in parallel)
+# (reads: partials on the fixup's slowest path; the peers themselves up to 8 peers, ~2·sqrt(peers)
+# up to 31, 2 from 32 on, where the separate fixup kernel sums in parallel)
 HAND = [
     # One 64x64 tile of 8 K iterations (CPU tile).
     ((64, 64, 256, "cpu", "data_parallel", 0, 8), [1, 0, 8, 0]),
@@ -42,8 +42,8 @@ HAND = [
     # a tile spans 256/62.06 = 4.125 ranges: 5 segments.
     ((1024, 1024, 16384, "cuda", "stream_k", 0, 132), [1, 1, 63, 4]),
     ((1024, 1024, 16384, "cuda", "data_parallel", 0, 132), [1, 0, 256, 0]),
-    # n <= 128: one 128x128 tile, 1024 iterations in 16 slices of 64: the separate fixup kernel.
-    ((128, 128, 65536, "cuda", "split_k", 16, 132), [1, 1, 64, 1]),
+    # n <= 128: one 128x128 tile, 1024 iterations in 16 slices of 64; the fixup sums 4 runs of 4.
+    ((128, 128, 65536, "cuda", "split_k", 16, 132), [1, 1, 64, 7]),
     # The same tile over 132 CTAs (ranges of 7-8): 132 segments, the separate kernel too.
     ((128, 128, 65536, "cuda", "stream_k", 0, 132), [1, 1, 8, 1]),
     # 8 segments (8 CTAs): the last arriver sums them.

@@ -141,9 +141,9 @@ def _check_streamk(rows, tiles, iters, separate_allowed=True):
             _check_separate_fixup([s[8] for s in segs], {s[9] for s in segs})
         else:
             _check_fixup_tree([s[8] for s in segs], {s[9] for s in segs})
-    # The separate fixup kernel sums a plan's cut tiles exactly when some tile has more than 8 segments.
+    # The separate fixup kernel sums a plan's cut tiles exactly when some tile has 32 segments or more.
     most = max(len(segs) for segs in by_tile.values()) if by_tile else 0
-    assert {r[14] for r in rows if r[6] > 0} <= {1 if most > 8 and separate_allowed else 0}
+    assert {r[14] for r in rows if r[6] > 0} <= {1 if most >= 32 and separate_allowed else 0}
     used = [r[5] for r in rows if r[5] >= 0]
     assert len(used) == len(set(used)), "a workspace slot is written twice"
 
@@ -176,8 +176,8 @@ def _check_separate_fixup(parts, reads):
 @pytest.mark.parametrize("segments", list(range(1, 40)) + [63, 64, 65, 131, 132, 200])
 def test_fixup_runs(segments, separate):
     """One tile of 2·segments iterations on `segments` CTAs: every CTA holds one segment. syr2k's
-    plans (separate_fixup=False) sum in FixupTree's runs; streamk_mm's hand tiles of more than 8
-    segments to the separate kernel."""
+    plans (separate_fixup=False) sum in FixupTree's runs; streamk_mm's hand tiles of 32 segments
+    or more to the separate kernel."""
     rows = sched._schedule_streamk(128, 128, 128 * segments, 128, 128, 64, "stream_k", 1, segments,
                                    separate_fixup=separate).tolist()
     _check_streamk(rows, 1, 2 * segments, separate_allowed=separate)
@@ -185,15 +185,16 @@ def test_fixup_runs(segments, separate):
 
 
 def test_split_k_16_sums_four_runs_of_four():
-    rows = sched._schedule_streamk(128, 128, 65536, 128, 128, 64, "split_k", 16, 132, separate_fixup=False).tolist()
-    _check_streamk(rows, 1, 1024, separate_allowed=False)
-    assert sorted((r[11], r[12]) for r in rows) == [(j, j // 4) for j in range(16)] and {r[13] for r in rows} == {8}
-
-
-def test_split_k_16_in_eight_parts_of_two():
     rows = sched._schedule_streamk(128, 128, 65536, 128, 128, 64, "split_k", 16, 132).tolist()
     _check_streamk(rows, 1, 1024)
-    assert sorted((r[11], r[12], r[14]) for r in rows) == [(j, j // 2, 1) for j in range(16)]
+    assert sorted((r[11], r[12], r[14]) for r in rows) == [(j, j // 4, 0) for j in range(16)]
+    assert {r[13] for r in rows} == {8}
+
+
+def test_forty_segments_in_eight_parts_of_five():
+    rows = sched._schedule_streamk(128, 128, 5120, 128, 128, 64, "stream_k", 1, 40).tolist()
+    _check_streamk(rows, 1, 80)
+    assert sorted((r[11], r[12], r[13], r[14]) for r in rows) == [(j, j // 5, 2, 1) for j in range(40)]
 
 
 @pytest.mark.parametrize("decomposition", ["data_parallel", "split_k", "stream_k", "dp_one_tile_sk",

@@ -93,12 +93,12 @@ def uses_separate_fixup(m, n, k, decomposition, splits):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("m, n, k, decomposition, splits", [
     (130, 250, 20000, "stream_k", 0),  # 2 tiles of ~66 segments; rows of 250 elements: unaligned stores, m off the tile
-    (200, 120, 9000, "split_k", 16),   # the 128x128 kernel, 16 slices in 8 parts of two
+    (200, 120, 9000, "stream_k", 0),   # the 128x128 kernel, 2 tiles of ~66 segments
     (64, 300, 30000, "auto", 0),
     (128, 128, 65536, "stream_k", 0),  # 132 segments: some parts of 16, some of 17
 ])
 def test_separate_fixup(dtype, m, n, k, decomposition, splits):
-    """Tiles of more than 8 segments: the matmul kernel stores row-major partials and the separate
+    """Tiles of 32 segments or more: the matmul kernel stores row-major partials and the separate
     kernel sums them (sched::SeparateFixup); correct, fully written, and bitwise repeatable."""
     assert uses_separate_fixup(m, n, k, decomposition, splits)
     a, b = operands(m, n, k, dtype)

@@ -2,7 +2,7 @@
 // decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(reads − 1),
 // peers being the most segments a tile is cut into and reads the partials that the fixup's
 // slowest path reads one after another (StreamKPlan::fixup_serial_reads: peers itself up to 8
-// peers; beyond, about 2·sqrt(peers) where the fixup sums in two levels, 2 where a separate
+// peers; beyond, about 2·sqrt(peers) where the fixup sums in two levels, 2 where the separate
 // kernel sums in parallel: the paper's d·(peers − 1) with the fixup as we run it).
 //   a: fixed cost of a CTA (launch, prologue, epilogue of one tile)
 //   b: cost of having to fix up at all (workspace write, flag wait)

@@ -16,8 +16,8 @@
 // A tile cut into several segments is reduced without waiting: every segment stores its fp32
 // partial tile in its own workspace slot and counts itself in; the last to arrive adds the
 // partials in K order and writes the tile (FixupTree below: for many segments, in two levels).
-// With `separate_fixup` (streamk_mm, when some tile has more than FixupTree::kFlatSegments
-// segments) the matmul kernel only stores the partials, and a second kernel sums every cut tile
+// With `separate_fixup` (streamk_mm, when some tile has SeparateFixup::kMinSegments segments or
+// more) the matmul kernel only stores the partials, and a second kernel sums every cut tile
 // in parallel over its elements (SeparateFixup below). Either way the order of every sum is
 // fixed, so results are deterministic, and no CTA ever waits for another (no co-residency
 // assumption).
@@ -89,10 +89,15 @@ struct FixupTree {
 // segments form kParts consecutive parts (some empty when there are fewer segments); each part
 // is summed in K order (one warp of a block per part, so a tile's partials are read by
 // kParts warps at once, over as many blocks as the tile has 32-column groups of four), then
-// the parts in order. Measured on an H100, the last arriver's serial reads cost about 1 µs per
-// 64 KB partial (128 x 128 x 8448 on 132 CTAs: 32 µs, 8 x 8 x 8: 8 µs; session 6).
+// the parts in order. Measured on an H100 (session 6): the last arrivers' serial reads cost about
+// 1 µs per 64 KB partial, and the separate kernel saved 5 µs on one 128 x 128 tile of 33 to 132
+// segments, 12 µs on two 128 x 256 tiles of 66; but on 16 tiles of 9 segments (512 x 1024 x
+// 32768) it cost 22 µs more than the two-level FixupTree (every partial makes a round trip
+// through memory, where the in-kernel sums overlap with other CTAs' work): so only from
+// kMinSegments segments on.
 struct SeparateFixup {
   static constexpr int kParts = 8;
+  static constexpr int64_t kMinSegments = 32;
   // First segment of part `w` (w = kParts: one past the last) of a tile of `segments`.
   TG_HOST_DEVICE static int64_t part_begin(int64_t segments, int w) { return w * segments / kParts; }
   // The part that holds segment j (the one non-empty part whose range contains it).
@@ -221,8 +226,8 @@ struct StreamKPlan {
 };
 
 // Host-side plan construction. `grid` must be ≥ 1 and `splits` ≥ 1 (resolved by the caller).
-// `may_separate`: the caller runs the separate fixup kernel where a tile has more segments than
-// FixupTree::kFlatSegments (streamk_mm; syr2k's Rank2K epilogue keeps the in-kernel fixup).
+// `may_separate`: the caller runs the separate fixup kernel where a tile has at least
+// SeparateFixup::kMinSegments segments (streamk_mm; syr2k's Rank2K epilogue keeps the in-kernel fixup).
 inline StreamKPlan make_streamk_plan(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
                                      int64_t tile_k, Decomposition d, int64_t splits, int64_t grid,
                                      bool may_separate = false) {
@@ -250,7 +255,7 @@ inline StreamKPlan make_streamk_plan(int64_t m, int64_t n, int64_t k, int64_t ti
       p.sk_tiles = tiles % grid == 0 ? 0 : (tiles > grid ? grid + tiles % grid : tiles);
       break;
   }
-  p.separate_fixup = may_separate && p.max_segments() > FixupTree::kFlatSegments;
+  p.separate_fixup = may_separate && p.max_segments() >= SeparateFixup::kMinSegments;
   return p;
 }
 
