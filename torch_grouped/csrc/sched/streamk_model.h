@@ -35,13 +35,10 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan)
   const int64_t tiles = plan.tiles();
   if (tiles == 0) return 0.0;
   const int64_t iters_per_cta = model_iters_per_cta(plan);
-  const int64_t peers = plan.max_segments();
-  int64_t reads = 1;
-  if (plan.sk_tiles > 0) {
-    for (int64_t t = 0; t < plan.sk_tiles; ++t) reads = max64(reads, plan.fixup_serial_reads(t));
-  } else if (plan.splits > 1) {
-    reads = plan.fixup_serial_reads(plan.sk_tiles);
-  }
+  const FixupStats stats = plan.fixup_stats();
+  const int64_t peers = stats.max_segments;
+  // as StreamKPlan::fixup_serial_reads, the most over the cut tiles (1 when none is cut)
+  const int64_t reads = peers < 2 ? 1 : (plan.separate_fixup ? SeparateFixup::kSerialReads : stats.max_tree_reads);
   const double fixup = peers > 1 ? 1.0 : 0.0;
   return model.a + model.b * fixup + model.c * static_cast<double>(iters_per_cta) +
          model.d * static_cast<double>(reads - 1);
