@@ -54,9 +54,9 @@ const sched::StreamKModel& cached_model(int device) {
 // at zero again, so each stream keeps one zeroed buffer for all its launches; a larger need adds
 // a larger buffer and keeps the old ones (a CUDA graph may hold their addresses). Buffers are
 // small: one int per tile and per workspace slot (StreamKPlan::fixup_counters), times the
-// consumer warpgroups. A capture that finds no buffer takes a fresh
-// zeroed one from the graph's pool: an eagerly cached one would only be zeroed when the graph
-// replays. (Streams on one device never share counters: their launches may run concurrently.)
+// consumer warpgroups. A capture that finds no buffer takes a fresh zeroed one from the graph's
+// pool: an eagerly cached one would only be zeroed when the graph replays. (Streams on one
+// device never share counters: their launches may run concurrently.)
 int32_t* tile_counters(const at::Device& device, cudaStream_t stream, int64_t count, std::vector<at::Tensor>& keep) {
   static std::mutex mutex;
   static std::map<std::pair<int, cudaStream_t>, std::vector<at::Tensor>> buffers;

@@ -57,8 +57,9 @@ struct StreamKWorkUnit {
 
 // The order in which the last arrivers sum a tile's `segments` partials. Up to kFlatSegments,
 // one level: the last of all to arrive reads every partial. Beyond, the reads of one CTA (about
-// 64 KB each, at the ~140 GB/s one SM draws from L2) would dominate deep-K shapes with few tiles
-// (one CTA summing 66 partials took ~30 µs of a 45 µs matmul), so the segments form `groups`
+// 1 µs per 64 KB partial on an H100, session 6) would dominate deep-K shapes with few tiles
+// (256 x 256 x 131072: 138 µs with 66 partials summed by one CTA, 99 µs in two levels), so the
+// segments form `groups`
 // = ceil(sqrt(segments)) runs of consecutive segments whose lengths differ by at most one: the
 // last arriver of a run sums the run into the slot of its first segment, then counts the run in
 // on the tile; the last run to finish sums the runs' partials. The groups reduce in parallel on
