@@ -1,11 +1,9 @@
 """Fits the Stream-K model's constants for this GPU (csrc/sched/streamk_model.h):
 
-    time = a + b·[peers > 1] + c·unit_iters + d·(reads − 1) + c_sk·sk_iters      (µs)
+    time = a + b·[peers > 1] + c·iters_per_cta + d·(reads − 1)      (µs)
 
-(reads: the partials the fixup's slowest path reads one after another; unit_iters and sk_iters:
-the busiest CTA's iterations of data-parallel or split-K units and of Stream-K.) The features of
-a saved sweep are recomputed from the current plan dump, so any sweep fits the model as built;
-the times are those of the build that ran the sweep (sweeps before session 6: the flat fixup).
+(reads: the partials the fixup's slowest path reads one after another, FixupTree::serial_reads;
+sweeps saved before the two-level fixup hold peers − 1 there, and times of the flat fixup.)
 
 to the measured times of every explicit configuration of streamk_sweep.py, and shows, per shape,
 what `auto` would choose with the fitted constants against the best measured configuration.
@@ -35,7 +33,7 @@ from common import make_device  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join(ROOT, "torch_grouped/csrc/sched/streamk_calibration.h")
-TERMS = ("a", "b", "c", "d", "c_sk")
+TERMS = ("a", "b", "c", "d")
 
 
 def nnls(rows, targets):
@@ -94,7 +92,7 @@ def print_points(coef, points):
         model = predict(coef, p["features"])
         errors.append(abs(model - p["us"]) / p["us"])
         print(f"{'x'.join(map(str, p['shape'])):<18}{p['label']:<9}{int(p['features'][3]) + 1:>6}"
-              f"{int(p['features'][2] + p['features'][4]):>7}{p['us']:>10.1f}{model:>9.1f}{errors[-1]:>9.2f}")
+              f"{int(p['features'][2]):>7}{p['us']:>10.1f}{model:>9.1f}{errors[-1]:>9.2f}")
     errors.sort()
     print(f"relative error over {len(errors)} points: median {errors[len(errors) // 2]:.2f}, "
           f"90th percentile {errors[int(0.9 * (len(errors) - 1))]:.2f}, max {errors[-1]:.2f}")
@@ -158,15 +156,12 @@ def main(argv=None):
     else:
         torch.manual_seed(0)
         data = streamk_sweep.run(make_device(args.device), out=args.out, rep_ms=args.rep)
-    device = "cuda" if data["device_kind"] == "cuda" else "cpu"
-    for r in data["records"]:  # the features of the model as built (see the top)
-        if r["features"] is not None:
-            r["features"] = streamk_sweep.features(*r["shape"], device, r["decomposition"], r["splits"], r["grid"])
     shapes = streamk_sweep.by_shape(data["records"])
     points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
     if len(points) < len(TERMS):
         print(f"only {len(points)} usable measurements: nothing to fit")
         return 1
+    device = "cuda" if data["device_kind"] == "cuda" else "cpu"
     disagree = [shape for shape in shapes if not streamk_sweep.features_agree(*shape, device, data["sms"])]
     print(f"features check: the default model's pick equals the op's auto plan on "
           f"{len(shapes) - len(disagree)} of {len(shapes)} shapes" + (f" (NOT on {disagree})" if disagree else ""))

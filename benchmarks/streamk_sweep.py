@@ -65,20 +65,19 @@ def tile(device, n):
 
 
 def features(m, n, k, device, decomposition, splits, grid):
-    """[1, peers > 1, unit iterations, reads - 1, Stream-K iterations] of the plan the op runs
-    (predicted_time's terms, in StreamKModel's order a, b, c, d, c_sk; reads: the partials the
-    fixup's slowest path reads; the busiest CTA's iterations as the model counts them), read from
-    the plan's dump rather than re-derived, so the fit cannot drift from the C++."""
+    """[1, peers > 1, iters_per_cta, reads - 1] of the plan the op runs (predicted_time's terms;
+    reads: the partials the fixup's slowest path reads; iters_per_cta as the model counts them),
+    read from the plan's dump rather than re-derived, so the fit cannot drift from the C++."""
     tm, tn, tk = tile(device, n)
     rows = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, decomposition, max(splits, 1), grid).tolist()
     peers = max((row[6] + 1 for row in rows), default=1)  # (columns: csrc/cpu/schedule_dump.cpp)
     reads = max((row[13] for row in rows), default=1)
-    unit_iters, sk_iters = (rows[0][15], rows[0][16]) if rows else (0, 0)
-    return [1.0, 1.0 if peers > 1 else 0.0, float(unit_iters), float(max(reads, 1) - 1), float(sk_iters)]
+    iters = rows[0][15] if rows else 0
+    return [1.0, 1.0 if peers > 1 else 0.0, float(iters), float(max(reads, 1) - 1)]
 
 
 # StreamKModel's defaults (csrc/sched/streamk_model.h): the model _schedule_streamk's `auto` uses.
-DEFAULT_MODEL = (4.0, 3.0, 1.0, 1.5, 1.0)
+DEFAULT_MODEL = (4.0, 3.0, 1.0, 1.5)
 
 
 def features_agree(m, n, k, device, sms):

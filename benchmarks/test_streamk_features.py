@@ -20,38 +20,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calibrate_streamk  # noqa: E402
 import streamk_sweep  # noqa: E402
 
-# (m, n, k, device, decomposition, splits, grid) ->
-#     [1, peers > 1, iterations of units, reads - 1, Stream-K iterations] (of the busiest CTA)
+# (m, n, k, device, decomposition, splits, grid) -> [1, peers > 1, iters of the busiest CTA, reads - 1]
 # (reads: partials on the fixup's slowest path; the peers themselves up to 8 peers, ~2·sqrt(peers)
 # up to 31, 2 from 32 on, where the separate fixup kernel sums in parallel)
 HAND = [
     # One 64x64 tile of 8 K iterations (CPU tile).
-    ((64, 64, 256, "cpu", "data_parallel", 0, 8), [1, 0, 8, 0, 0]),
-    ((64, 64, 256, "cpu", "stream_k", 0, 8), [1, 1, 0, 7, 1]),     # 8 iterations over 8 CTAs
-    ((64, 64, 256, "cpu", "stream_k", 0, 3), [1, 1, 0, 2, 3]),     # ranges [0,2) [2,5) [5,8)
-    ((64, 64, 256, "cpu", "split_k", 4, 8), [1, 1, 2, 3, 0]),      # 4 slices of 2
-    ((64, 64, 256, "cpu", "split_k", 4, 2), [1, 1, 4, 3, 0]),      # 2 slices per CTA
-    ((64, 64, 64, "cpu", "split_k", 4, 8), [1, 1, 1, 1, 0]),       # splits cut to the 2 iterations
-    ((64, 64, 100, "cpu", "split_k", 3, 8), [1, 1, 2, 2, 0]),      # 4 iterations: slices 1, 1, 2
+    ((64, 64, 256, "cpu", "data_parallel", 0, 8), [1, 0, 8, 0]),
+    ((64, 64, 256, "cpu", "stream_k", 0, 8), [1, 1, 1, 7]),     # 8 iterations over 8 CTAs
+    ((64, 64, 256, "cpu", "stream_k", 0, 3), [1, 1, 3, 2]),     # ranges [0,2) [2,5) [5,8)
+    ((64, 64, 256, "cpu", "split_k", 4, 8), [1, 1, 2, 3]),      # 4 slices of 2
+    ((64, 64, 256, "cpu", "split_k", 4, 2), [1, 1, 4, 3]),      # 2 slices per CTA
+    ((64, 64, 64, "cpu", "split_k", 4, 8), [1, 1, 1, 1]),       # splits cut to the 2 iterations
+    ((64, 64, 100, "cpu", "split_k", 3, 8), [1, 1, 2, 2]),      # 4 iterations: slices 1, 1, 2
     # Four tiles of 2 iterations on 3 CTAs: CTA 0 gets tiles 0 and 3.
-    ((128, 128, 64, "cpu", "data_parallel", 0, 3), [1, 0, 4, 0, 0]),
-    # Three tiles of 4 iterations on 2 CTAs: one DP wave + one tile shared (4 + 2 iterations) ...
-    ((192, 64, 128, "cpu", "dp_one_tile_sk", 0, 2), [1, 1, 4, 1, 2]),
+    ((128, 128, 64, "cpu", "data_parallel", 0, 3), [1, 0, 4, 0]),
+    # Three tiles of 4 iterations on 2 CTAs: one DP wave + one tile shared (2 + 4 iterations) ...
+    ((192, 64, 128, "cpu", "dp_one_tile_sk", 0, 2), [1, 1, 6, 1]),
     # ... or all three shared (12 / 2 = 6 each; tile 1 cut in two).
-    ((192, 64, 128, "cpu", "two_tile_sk_dp", 0, 2), [1, 1, 0, 1, 6]),
+    ((192, 64, 128, "cpu", "two_tile_sk_dp", 0, 2), [1, 1, 6, 1]),
     # GPU tiles. 32 tiles of 256 iterations on 132 CTAs: 8192 = 132*62 + 8, so ranges of 62 or 63;
     # a tile spans 256/62.06 = 4.125 ranges: 5 segments.
-    ((1024, 1024, 16384, "cuda", "stream_k", 0, 132), [1, 1, 0, 4, 63]),
-    ((1024, 1024, 16384, "cuda", "data_parallel", 0, 132), [1, 0, 256, 0, 0]),
+    ((1024, 1024, 16384, "cuda", "stream_k", 0, 132), [1, 1, 63, 4]),
+    ((1024, 1024, 16384, "cuda", "data_parallel", 0, 132), [1, 0, 256, 0]),
     # n <= 128: one 128x128 tile, 1024 iterations in 16 slices of 64; the fixup sums 4 runs of 4.
-    ((128, 128, 65536, "cuda", "split_k", 16, 132), [1, 1, 64, 7, 0]),
-    # The same tile over 132 CTAs (ranges of 7-8): 132 segments, the separate kernel.
-    ((128, 128, 65536, "cuda", "stream_k", 0, 132), [1, 1, 0, 1, 8]),
+    ((128, 128, 65536, "cuda", "split_k", 16, 132), [1, 1, 64, 7]),
+    # The same tile over 132 CTAs (ranges of 7-8): 132 segments, the separate kernel too.
+    ((128, 128, 65536, "cuda", "stream_k", 0, 132), [1, 1, 8, 1]),
     # 8 segments (8 CTAs): the last arriver sums them.
-    ((128, 128, 65536, "cuda", "stream_k", 0, 8), [1, 1, 0, 7, 128]),
-    # 512 tiles of 64 = 3 waves + 116 tiles shared: ceil(116*64/132) = 57 Stream-K iterations, and
-    # 3*64 of whole tiles; ranges of 56-57 cut a 64-iteration tile in at most 3.
-    ((4096, 4096, 4096, "cuda", "dp_one_tile_sk", 0, 132), [1, 1, 192, 2, 57]),
+    ((128, 128, 65536, "cuda", "stream_k", 0, 8), [1, 1, 128, 7]),
+    # 512 tiles of 64 = 3 waves + 116 tiles shared: ceil(116*64/132) = 57, + 3*64; ranges of 56-57
+    # cut a 64-iteration tile in at most 3.
+    ((4096, 4096, 4096, "cuda", "dp_one_tile_sk", 0, 132), [1, 1, 249, 2]),
 ]
 
 
@@ -75,24 +74,24 @@ def test_extra_grids_are_not_auto_candidates():
 
 
 def test_nnls_recovers_constants():
-    rows = [[1, p > 1, it, p - 1, sk] for p in (1, 2, 5, 16) for it in (3, 40, 250) for sk in (0, 7, 60)]
-    truth = [5.5, 90.0, 0.62, 1.6, 0.8]
+    rows = [[1, p > 1, it, p - 1] for p in (1, 2, 5, 16) for it in (3, 40, 250)]
+    truth = [5.5, 90.0, 0.62, 1.6]
     coef = calibrate_streamk.nnls(rows, [calibrate_streamk.predict(truth, r) for r in rows])
     assert coef == pytest.approx(truth, rel=1e-9)
     # A true d < 0 cannot be represented: clipped to 0, the rest absorbs it.
-    coef = calibrate_streamk.nnls(rows, [calibrate_streamk.predict([5.5, 90.0, 0.62, -1.0, 0.8], r) for r in rows])
+    coef = calibrate_streamk.nnls(rows, [calibrate_streamk.predict([5.5, 90.0, 0.62, -1.0], r) for r in rows])
     assert coef[3] == 0.0 and min(coef) >= 0.0
 
 
 def test_header_round_trip(tmp_path):
     path = str(tmp_path / "streamk_calibration.h")
-    calibrate_streamk.write_header([1.0, 2.0, 3.0, 4.0, 5.0], "Other GPU", path, "cmd")
-    calibrate_streamk.write_header([5.733, 90.66, 0.6176, 100.0, 0.7], "NVIDIA H100 80GB HBM3", path, "cmd")
-    calibrate_streamk.write_header([5.0, 80.0, 0.6, 1e-5, 0.7], "NVIDIA H100 80GB HBM3", path, "cmd")
+    calibrate_streamk.write_header([1.0, 2.0, 3.0, 4.0], "Other GPU", path, "cmd")
+    calibrate_streamk.write_header([5.733, 90.66, 0.6176, 100.0], "NVIDIA H100 80GB HBM3", path, "cmd")
+    calibrate_streamk.write_header([5.0, 80.0, 0.6, 1e-5], "NVIDIA H100 80GB HBM3", path, "cmd")
     text = open(path).read()
     assert "GENERATED" in text and text.count("StreamKModel{") == 2
-    assert '{"Other GPU", StreamKModel{1, 2, 3, 4, 5}}' in text
-    assert '{"NVIDIA H100 80GB HBM3", StreamKModel{5, 80, 0.6, 1e-05, 0.7}}' in text
+    assert '{"Other GPU", StreamKModel{1, 2, 3, 4}}' in text
+    assert '{"NVIDIA H100 80GB HBM3", StreamKModel{5, 80, 0.6, 1e-05}}' in text
     compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
     if compiler is None:
         pytest.skip("no C++ compiler to check that the header compiles")

@@ -118,7 +118,7 @@ def test_rank2k_upper_is_lower_transposed_for_square_tiles():
 
 def _check_streamk(rows, tiles, iters, separate_allowed=True):
     by_tile = collections.defaultdict(list)
-    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _, segment, run, reads, separate, *_ in rows:
+    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _, segment, run, reads, separate, _ in rows:
         assert ipt == iters
         by_tile[tile].append((k0, k1, starts, slot, more_segments, first_slot, cta, segment, run, reads, separate))
     assert set(by_tile) == set(range(tiles))

@@ -101,7 +101,7 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
 // per tile, workspace slots, decomposition, segment (K order), the segment's run in the fixup's
 // FixupTree (with the separate fixup: its part, SeparateFixup), partials read one after another
 // by the tile's fixup (0: not cut), 1 where the separate kernel sums the tile, the busiest CTA's
-// iterations as the model counts them (sched::model_iters): of units, then of Stream-K). `separate_fixup`: whether the
+// iterations as the model counts them (sched::model_iters_per_cta)). `separate_fixup`: whether the
 // plan may use the separate fixup kernel, as streamk_mm's does (false: syr2k's).
 at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
                             int64_t tile_k, const std::string& decomposition, int64_t splits,
@@ -113,7 +113,6 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
   const sched::StreamKPlan plan =
       sched::resolve_streamk_plan(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid,
                                   separate_fixup);
-  const sched::ModelIters iters = sched::model_iters(plan);
   std::vector<std::vector<int64_t>> rows;
   for (int64_t cta = 0; cta < plan.grid; ++cta) {
     sched::StreamKCursor cursor = plan.begin(cta);
@@ -126,10 +125,10 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
       rows.push_back({cta, u.tile, u.k_begin, u.k_end, u.k_begin == 0 ? 1 : 0, u.slot, segments - 1,
                       segments > 1 ? plan.segment_slot(u.tile, 0) : -1, plan.iters_per_tile,
                       plan.workspace_slots(), static_cast<int64_t>(plan.decomposition), u.segment, run,
-                      plan.fixup_serial_reads(u.tile), separate ? 1 : 0, iters.units, iters.stream_k});
+                      plan.fixup_serial_reads(u.tile), separate ? 1 : 0, sched::model_iters_per_cta(plan)});
     }
   }
-  return rows_to_tensor(rows, 17);
+  return rows_to_tensor(rows, 16);
 }
 
 // The planner's choice, as text: the simplified shape, the kernel, and for a box its axes

@@ -12,7 +12,7 @@ struct StreamKCalibration {
 };
 
 inline constexpr StreamKCalibration kStreamKCalibrations[] = {
-    {"NVIDIA H100 80GB HBM3", StreamKModel{13.35, 3.986, 0.5655, 5.214, 0.7471}},
+    {"NVIDIA H100 80GB HBM3", StreamKModel{11.95, 6.43, 0.6447, 4.93}},
 };
 
 }  // namespace torch_grouped::sched

@@ -1,20 +1,13 @@
 // The Stream-K paper's analytical model of a CTA's running time, used by `auto` to pick the
-// decomposition and grid:
-//   time(g) = a + b·[peers > 1] + c·unit_iters(g) + d·(reads − 1) + c_sk·sk_iters(g),
+// decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(reads − 1),
 // peers being the most segments a tile is cut into and reads the partials that the fixup's
 // slowest path reads one after another (StreamKPlan::fixup_serial_reads: peers itself up to 8
 // peers; beyond, about 2·sqrt(peers) where the fixup sums in two levels, 2 where the separate
 // kernel sums in parallel: the paper's d·(peers − 1) with the fixup as we run it).
 //   a: fixed cost of a CTA (launch, prologue, epilogue of one tile)
 //   b: cost of having to fix up at all (workspace write, flag wait)
-//   c: cost of one MAC-loop iteration of a data-parallel or split-K unit
+//   c: cost of one MAC-loop iteration
 //   d: cost per partial read by the fixup
-//   c_sk: cost of one Stream-K iteration. The paper has one c; ours are apart because CTAs that
-//     share tiles at uneven K offsets reuse less of A and B in L2 than a wave of units on the same
-//     K slice (512 x 1024 x 32768: 188 MB from DRAM for stream_k, 101 MB for split_k 8, ncu,
-//     session 6). On the session-6 sweep the fifth term took the picks' loss against the best
-//     measured from 1.045x to 1.030x (also left-one-shape-out).
-// unit_iters and sk_iters are the busiest CTA's iterations (model_iters).
 // The constants are fitted per GPU model by benchmarks/calibrate_streamk.py; the defaults below
 // are in units of one MAC iteration and are only a starting point for unknown GPUs.
 #pragma once
@@ -28,34 +21,27 @@ struct StreamKModel {
   double b = 3.0;
   double c = 1.0;
   double d = 1.5;
-  double c_sk = 1.0;
 };
 
-// The MAC-loop iterations of the busiest CTA as the model counts them: its Stream-K share (ranges
-// differ by at most one) and its rounds of data-parallel or split-K units at the longest slice.
-struct ModelIters {
-  int64_t units = 0;
-  int64_t stream_k = 0;
-};
-inline ModelIters model_iters(const StreamKPlan& plan) {
-  ModelIters it;
-  it.stream_k = plan.sk_tiles > 0 ? ceil_div(plan.sk_iters(), plan.sk_grid()) : 0;
-  it.units = ceil_div(plan.dp_units(), plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
-  return it;
+// The MAC-loop iterations of the busiest CTA as the model counts them: the Stream-K share (ranges
+// differ by at most one) plus its rounds of data-parallel or split-K units at the longest slice.
+inline int64_t model_iters_per_cta(const StreamKPlan& plan) {
+  int64_t iters = plan.sk_tiles > 0 ? ceil_div(plan.sk_iters(), plan.sk_grid()) : 0;
+  return iters + ceil_div(plan.dp_units(), plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
 }
 
 // Predicted time of the longest-running CTA of `plan`.
 inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan) {
   const int64_t tiles = plan.tiles();
   if (tiles == 0) return 0.0;
-  const ModelIters iters = model_iters(plan);
+  const int64_t iters_per_cta = model_iters_per_cta(plan);
   const FixupStats stats = plan.fixup_stats();
   const int64_t peers = stats.max_segments;
   // as StreamKPlan::fixup_serial_reads, the most over the cut tiles (1 when none is cut)
   const int64_t reads = peers < 2 ? 1 : (plan.separate_fixup ? SeparateFixup::kSerialReads : stats.max_tree_reads);
   const double fixup = peers > 1 ? 1.0 : 0.0;
-  return model.a + model.b * fixup + model.c * static_cast<double>(iters.units) +
-         model.d * static_cast<double>(reads - 1) + model.c_sk * static_cast<double>(iters.stream_k);
+  return model.a + model.b * fixup + model.c * static_cast<double>(iters_per_cta) +
+         model.d * static_cast<double>(reads - 1);
 }
 
 // `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter
