@@ -2,9 +2,12 @@
 // in cuSPARSE and cuBLAS headers that a bare CUDA toolkit may lack.)
 #pragma once
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 
 namespace torch_grouped {
 
@@ -23,6 +26,13 @@ int cached_device_attribute(int device) {
 
 inline int multiprocessor_count(int device) {
   return cached_device_attribute<cudaDevAttrMultiProcessorCount>(device);
+}
+
+// Blocks for a grid-stride kernel with `work` blocks' worth of work on the current device: all of
+// it when it is small, else `per_sm` blocks per SM that loop over the rest (the copy kernels keep
+// enough bytes in flight that way, without a grid sized by the tensor).
+inline int64_t grid_stride_blocks(int64_t work, int per_sm = 8) {
+  return std::min<int64_t>(work, int64_t{multiprocessor_count(c10::cuda::current_device())} * per_sm);
 }
 
 // The major compute capability (9 for Hopper, whose sm_90a code the kernels are).

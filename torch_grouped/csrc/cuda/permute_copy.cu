@@ -135,7 +135,6 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
   const T* in = static_cast<const T*>(in_raw);
   T* out = static_cast<T*>(out_raw);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const int64_t max_blocks = int64_t{multiprocessor_count(c10::cuda::current_device())} * 8;
   constexpr int T_ = kernels::kPermuteThreads;
   const bool next = variant == Variant::Next;
   // next: gathers, row copies of 16-byte (widened) elements, and tensors of a few KB whatever
@@ -148,7 +147,7 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
       launch_gather_fast(sizeof(T), shape, in, out, stream))
     return;
   if (kind == PermuteKind::Gather) {
-    const int64_t blocks = std::min(max_blocks, (shape.numel + T_ - 1) / T_);
+    const int64_t blocks = grid_stride_blocks((shape.numel + T_ - 1) / T_);
     kernels::gather_copy<T><<<blocks, T_, 0, stream>>>(in, out, shape);
   } else if (kind == PermuteKind::Rows) {
     const int v = widest<T>([&](int w) {
@@ -160,7 +159,7 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     constexpr int unroll = 4;
     with_width<T>(v, [&](auto V) {
       const RowsPlan p = plan_rows(shape, int64_t{T_} * V * unroll);
-      const int64_t blocks = std::min(max_blocks, p.rows * p.chunks_per_row);
+      const int64_t blocks = grid_stride_blocks(p.rows * p.chunks_per_row);
       kernels::row_copy<T, V, unroll><<<blocks, T_, 0, stream>>>(in, out, p);
     });
   } else {
@@ -172,9 +171,7 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     if ((variant == Variant::Tile2d || variant == Variant::Tma || next) && plan_tile2d<T>(shape, in, tp)) {
       // tma, next: tile2d's tiles loaded by TMA (cuda/permute_tma.cu), tile2d where TMA cannot address the input
       if ((variant == Variant::Tma || next) && launch_tile2d_tma(sizeof(T), in, out, tp, stream)) return;
-      const int64_t blocks =
-          std::min<int64_t>(tp.total_tiles, int64_t{multiprocessor_count(c10::cuda::current_device())} *
-                                                tile2d_blocks_per_sm<T>());
+      const int64_t blocks = grid_stride_blocks(tp.total_tiles, tile2d_blocks_per_sm<T>());
       kernels::tile2d_copy<T><<<blocks, T_, 0, stream>>>(in, out, tp);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
@@ -199,7 +196,7 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
       // element-wise tiles only add shared-memory traffic to the same scalar accesses.
       return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather, variant);
     }
-    const int64_t blocks = std::min(max_blocks, p.total_boxes);
+    const int64_t blocks = grid_stride_blocks(p.total_boxes);
     const size_t smem = static_cast<size_t>(p.smem_elems) * sizeof(T);
     with_width<T>(vin, [&](auto VIN) {
       with_width<T>(vout, [&](auto VOUT) {

@@ -26,8 +26,7 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
   p.numel = static_cast<uint32_t>(s.numel);
   using T = kernels::BytesOf<E>;
   constexpr int64_t per_block = int64_t{kernels::kPermuteThreads} * kernels::kGatherUnroll;
-  const int64_t blocks = std::min<int64_t>((s.numel + per_block - 1) / per_block,
-                                           int64_t{multiprocessor_count(c10::cuda::current_device())} * 8);
+  const int64_t blocks = grid_stride_blocks((s.numel + per_block - 1) / per_block);
   kernels::gather_fast_copy<T><<<blocks, kernels::kPermuteThreads, 0, stream>>>(static_cast<const T*>(in),
                                                                                  static_cast<T*>(out), p);
   C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -40,7 +40,7 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
     plan.units = static_cast<uint32_t>(units);
     using T = kernels::BytesOf<E>;
     const size_t smem = static_cast<size_t>(plan.chunk) * p * q * E;
-    const int64_t blocks = std::min<int64_t>(units, int64_t{multiprocessor_count(c10::cuda::current_device())} * 8);
+    const int64_t blocks = grid_stride_blocks(units);
     kernels::pair_swap_copy<T><<<static_cast<unsigned>(blocks), kernels::kPermuteThreads, smem, stream>>>(
         static_cast<const T*>(in), static_cast<T*>(out), plan);
     C10_CUDA_KERNEL_LAUNCH_CHECK();

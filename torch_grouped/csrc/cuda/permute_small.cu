@@ -68,8 +68,7 @@ bool launch(const PermuteShape& s, const SmallAxisPadding* pad, const void* in, 
   p.units = static_cast<uint32_t>(units);
   using T = kernels::BytesOf<E>;
   constexpr int threads = kernels::kPermuteThreads;
-  const int64_t blocks = std::min<int64_t>((units + threads - 1) / threads,
-                                           int64_t{multiprocessor_count(c10::cuda::current_device())} * 8);
+  const int64_t blocks = grid_stride_blocks((units + threads - 1) / threads);
   const T* src = static_cast<const T*>(in);
   T* dst = static_cast<T*>(out);
   with_short_size<V>(short_size, [&](auto N) {
