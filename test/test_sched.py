@@ -7,6 +7,7 @@ import random
 import expecttest
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
 sched = torch.ops.grouped
 
@@ -182,6 +183,20 @@ def test_fixup_runs(segments, separate):
                                    separate_fixup=separate).tolist()
     _check_streamk(rows, 1, 2 * segments, separate_allowed=separate)
     assert len(rows) == segments
+
+
+@settings(max_examples=200, deadline=None)
+@given(tiles_m=st.integers(1, 6), tiles_n=st.integers(1, 6), iters=st.integers(1, 300), grid=st.integers(1, 140),
+       decomposition=st.sampled_from(["stream_k", "dp_one_tile_sk", "two_tile_sk_dp", "split_k", "auto"]),
+       splits=st.integers(1, 16), separate=st.booleans())
+def test_property_streamk_plans(tiles_m, tiles_n, iters, grid, decomposition, splits, separate):
+    """Any plan: the ranges partition every tile's K, slots are unique and evenly spaced, the
+    fixup's runs or parts are as FixupTree and SeparateFixup say, and the separate kernel is
+    chosen exactly when some tile has 32 segments or more (StreamKPlan::fixup_stats, which counts
+    them in one pass over the CTAs, against the segments the walk produces)."""
+    rows = sched._schedule_streamk(128 * tiles_m, 128 * tiles_n, 64 * iters, 128, 128, 64, decomposition, splits,
+                                   grid, separate_fixup=separate).tolist()
+    _check_streamk(rows, tiles_m * tiles_n, iters, separate_allowed=separate)
 
 
 def test_split_k_16_sums_four_runs_of_four():
