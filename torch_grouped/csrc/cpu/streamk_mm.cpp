@@ -61,19 +61,20 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
     return accum;
   };
   for (int64_t tile = 0; tile < plan.tiles(); ++tile) {
-    const sched::FixupTree tree = sched::FixupTree::of(plan.segments(tile));
-    if (tree.segments < 2) continue;
+    const int64_t segments = plan.segments(tile);
+    if (segments < 2) continue;
     auto segment_slot = [&](int64_t j) { return plan.segment_slot(tile, j); };
     if (plan.separate_fixup) {  // the parts of SeparateFixup in K order, then the parts in order
       at::Tensor accum = at::zeros_like(workspace[segment_slot(0)]);
       for (int w = 0; w < sched::SeparateFixup::kParts; ++w) {
-        const int64_t first = sched::SeparateFixup::part_begin(tree.segments, w);
-        const int64_t count = sched::SeparateFixup::part_begin(tree.segments, w + 1) - first;
+        const int64_t first = sched::SeparateFixup::part_begin(segments, w);
+        const int64_t count = sched::SeparateFixup::part_begin(segments, w + 1) - first;
         if (count > 0) accum.add_(sum(count, [&](int64_t j) { return segment_slot(first + j); }));
       }
       store(tile, accum);
       continue;
     }
+    const sched::FixupTree tree = sched::FixupTree::of(segments);
     for (int64_t g = 0; g < tree.groups; ++g) {  // a run's sum goes to the slot of its first segment
       const int64_t first = tree.group_begin(g);
       workspace[segment_slot(first)] =

@@ -437,7 +437,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     if (kblocks > 0) pipeline.consumer_release(previous);
 
     if constexpr (Cfg::StreamK) {
-      if (u.slot >= 0) {  // a segment of a cut tile: the last to arrive reduces and stores
+      if (u.slot >= 0) {  // a segment of a cut tile: published; the last to arrive (or a separate kernel) sums
         const StreamKFixup fixup{p.workspace, p.counters, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup,
                                  1 + warpgroup, &smem.fixup_last[warpgroup]};
         if constexpr (!Cfg::Rank2K) {  // streamk_mm: the separate kernel sums (sched::SeparateFixup)

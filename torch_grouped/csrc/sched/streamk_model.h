@@ -37,8 +37,7 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan)
   const int64_t iters_per_cta = model_iters_per_cta(plan);
   const FixupStats stats = plan.fixup_stats();
   const int64_t peers = stats.max_segments;
-  // as StreamKPlan::fixup_serial_reads, the most over the cut tiles (1 when none is cut)
-  const int64_t reads = peers < 2 ? 1 : (plan.separate_fixup ? SeparateFixup::kSerialReads : stats.max_tree_reads);
+  const int64_t reads = max64(stats.max_serial_reads, 1);  // 1 when no tile is cut: no term
   const double fixup = peers > 1 ? 1.0 : 0.0;
   return model.a + model.b * fixup + model.c * static_cast<double>(iters_per_cta) +
          model.d * static_cast<double>(reads - 1);

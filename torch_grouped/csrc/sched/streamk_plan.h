@@ -114,7 +114,7 @@ struct SeparateFixup {
 // What `auto` weighs of a plan's fixup (StreamKPlan::fixup_stats).
 struct FixupStats {
   int64_t max_segments = 1;    // the most segments a tile is cut into
-  int64_t max_tree_reads = 0;  // the most FixupTree::serial_reads of a cut tile (0: none is cut)
+  int64_t max_serial_reads = 0;  // the most StreamKPlan::serial_reads of a cut tile (0: none is cut)
 };
 
 struct StreamKCursor {
@@ -226,7 +226,7 @@ struct StreamKPlan {
     FixupStats s;
     auto count_in = [&](int64_t segments) {
       s.max_segments = max64(s.max_segments, segments);
-      if (segments > 1) s.max_tree_reads = max64(s.max_tree_reads, FixupTree::of(segments).serial_reads());
+      s.max_serial_reads = max64(s.max_serial_reads, serial_reads(segments));
     };
     if (sk_tiles == 0) {
       count_in(splits);
@@ -246,12 +246,13 @@ struct StreamKPlan {
     return s;
   }
   int64_t max_segments() const { return fixup_stats().max_segments; }
-  // Partials the fixup of `tile` reads one after another on its slowest path (0: not cut).
-  TG_HOST_DEVICE int64_t fixup_serial_reads(int64_t tile) const {
-    const int64_t s = segments(tile);
-    if (s < 2) return 0;
-    return separate_fixup ? SeparateFixup::kSerialReads : FixupTree::of(s).serial_reads();
+  // Partials the fixup of a tile of `segments` reads one after another on its slowest path (0: not
+  // cut), with this plan's fixup; and of `tile`.
+  TG_HOST_DEVICE int64_t serial_reads(int64_t segments) const {
+    if (segments < 2) return 0;
+    return separate_fixup ? SeparateFixup::kSerialReads : FixupTree::of(segments).serial_reads();
   }
+  TG_HOST_DEVICE int64_t fixup_serial_reads(int64_t tile) const { return serial_reads(segments(tile)); }
 };
 
 // Host-side plan construction. `grid` must be ≥ 1 and `splits` ≥ 1 (resolved by the caller).
@@ -284,7 +285,7 @@ inline StreamKPlan make_streamk_plan(int64_t m, int64_t n, int64_t k, int64_t ti
       p.sk_tiles = tiles % grid == 0 ? 0 : (tiles > grid ? grid + tiles % grid : tiles);
       break;
   }
-  p.separate_fixup = may_separate && p.max_segments() >= SeparateFixup::kMinSegments;
+  p.separate_fixup = may_separate && p.max_segments() >= SeparateFixup::kMinSegments;  // (segments only)
   return p;
 }
 
