@@ -17,10 +17,13 @@ def test_property_every_decomposition(m, n, k, decomposition, grid, splits):
     reference.assert_close(out, a @ b, torch.float64)
 
 
-@pytest.mark.parametrize("decomposition, grid, splits", [("stream_k", 40, 0), ("stream_k", 9, 0), ("split_k", 13, 16)])
-def test_two_level_fixup(decomposition, grid, splits):
+@pytest.mark.parametrize("decomposition, grid, splits, segments, separate", [
+    ("stream_k", 40, 0, 40, True), ("stream_k", 9, 0, 9, False), ("split_k", 13, 16, 16, False)])
+def test_two_level_fixup(decomposition, grid, splits, segments, separate):
     """One 64x64 CPU tile of 64 K iterations cut into 40 segments (the separate fixup kernel's
     order: 8 parts of 5), 9 and 16 (FixupTree: runs, then the runs): still the product."""
+    plan = torch.ops.grouped._schedule_streamk(64, 64, 2048, 64, 64, 32, decomposition, max(splits, 1), grid)
+    assert len(plan) == segments and bool(plan[:, 14].all()) == separate  # the path the case names
     a, b = torch.randn(64, 2048, dtype=torch.float64), torch.randn(2048, 64, dtype=torch.float64)
     out = tg.streamk_mm(a, b, decomposition=decomposition, grid=grid, splits=splits)
     reference.assert_close(out, a @ b, torch.float64)
