@@ -202,6 +202,9 @@ def _kernels_launched(fn):
     ("", (8, 16, 24, 40, 4), (0, 1, 4, 2, 3), None, "small_axis_copy"),  # NCHW4c -> NCHW
     ("", (4, 3, 32, 48), (0, 2, 3, 1), None, "small_axis_copy"),  # NCHW -> NHWC, RGB
     ("", (4, 32, 48, 3), (0, 3, 1, 2), None, "small_axis_copy"),  # NHWC -> NCHW, RGB
+    # a 16-byte short axis whose partner is not adjacent to it (c between them), both directions
+    ("", (64, 2, 32, 8), (3, 2, 0, 1), None, "small_axis_copy"),
+    ("", (8, 32, 64, 2), (2, 3, 1, 0), None, "small_axis_copy"),
     # NCHW8c -> NHWC: whole 16-byte runs move, a transpose of 16-byte elements (3136 x 8: the box kernel)
     ("", (8, 8, 24, 40, 8), (0, 2, 3, 1, 4), None, "box_copy"),
     ("", (32, 64, 256), (1, 0, 2), None, "gather_fast_copy"),  # rows of widened 16-byte elements
@@ -262,6 +265,26 @@ def test_gpu_two_short_axes_swapped_bit_exact(shape, perm, dtype):
     flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)
     assert torch.equal(tg.permute_copy(flat, perm), flat.permute(perm).contiguous())
     wide = _random(shape[:-1] + (shape[-1] + 1,), dtype, "cuda")[..., :shape[-1]]
+    assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("shape, perm", [((64, 2, 32, 8), (3, 2, 0, 1)), ((8, 32, 64, 2), (2, 3, 1, 0)),
+                                         ((4000, 3, 8), (2, 1, 0)), ((8, 3, 4000), (2, 1, 0)),
+                                         ((64, 16, 6, 4), (3, 1, 2, 0)), ((4, 16, 6, 64), (3, 1, 2, 0))])
+def test_gpu_short_axis_apart_bit_exact(shape, perm, dtype):
+    """A short axis of one 16-byte vector (8 fp16, 4 fp32, 2 fp64) transposed with a long axis that
+    is not adjacent to it on the interleaved side ((1024, 2, 32, 8) -> (3, 2, 0, 1)): the
+    small-axis kernel with strided runs where the sizes fit it, other kernels elsewhere; offset
+    and strided inputs; every output element written."""
+    x = _random(shape, dtype, "cuda")
+    torch.empty(1 << 24, device="cuda").fill_(7)  # poison what the output reuses
+    assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
+    flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)
+    assert torch.equal(tg.permute_copy(flat, perm), flat.permute(perm).contiguous())
+    wide = _random(shape[:-1] + (shape[-1] + 2,), dtype, "cuda")[..., :shape[-1]]
     assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous())
 
 

@@ -41,6 +41,44 @@ def cases():
         x = rand(*shape, dtype=torch.float16)
         yield (f"permute_copy {shape} {perm}", lambda x=x, perm=perm: tg.permute_copy(x, perm),
                lambda x=x, perm=perm: x.permute(perm).contiguous())
+    x8 = rand(8, 8, 56, 56, 8, dtype=torch.float16)
+    yield ("layout_transform NCHW8c->NHWC (8, 8, 56, 56, 8)", lambda: tg.layout_transform(x8, "NCHW8c", "NHWC"),
+           lambda: x8.permute(0, 2, 3, 1, 4).reshape(8, 56, 56, 64))
+    x4 = rand(8, 64, 56, 56, dtype=torch.float16)
+    yield ("layout_transform NCHW->NCHW4c (8, 64, 56, 56)", lambda: tg.layout_transform(x4, "NCHW", "NCHW4c"),
+           lambda: x4.reshape(8, 16, 4, 56, 56).permute(0, 1, 3, 4, 2).contiguous())
+
+
+def list_call_parts(groups=128, m=64, n=512, k=512):
+    """The host cost of a gemm list call taken apart: the Python wrapper, the op call itself in each
+    scheduler mode, and what PyTorch charges for the pieces a list call cannot avoid (a list of
+    tensors through the dispatcher, one allocation per output)."""
+    a, b = [rand(m, k) for _ in range(groups)], [rand(k, n) for _ in range(groups)]
+    ab = a + b
+    op = torch.ops.grouped.gemm.default
+
+    def raw(schedule):
+        def call():
+            with torch._C._AutoDispatchBelowAutograd():
+                return op(a, b, out_dtype=None, schedule=schedule, sort_by_k=True)
+        return call
+
+    parts = {
+        "tg.gemm (the whole call)": lambda: tg.gemm(a, b),
+        "op below autograd, host lists": raw("host"),
+        "op below autograd, device visitor": raw("device"),
+        "any(t.requires_grad) over both lists": lambda: any(t.requires_grad for t in ab),
+        f"{groups} x torch.empty (one per output)": lambda: [torch.empty(m, n, device="cuda", dtype=a[0].dtype)
+                                                              for _ in range(groups)],
+        "torch._foreach_neg(a): a list in, a list out": lambda: torch._foreach_neg(a),
+        "grouped_mm of the same sizes (one tensor each)": (
+            lambda aa=torch.cat(a), bb=torch.stack(b), offs=torch.arange(1, groups + 1, device="cuda",
+                                                                           dtype=torch.int32) * m:
+            tg.grouped_mm(aa, bb, offs)),
+    }
+    print(f"gemm list call of {groups} x {m}x{n}x{k}, host us per call:")
+    for name, fn in parts.items():
+        print(f"  {name:50s} {host_us(fn):8.1f}")
 
 
 def profile(fn, reps=5):
@@ -61,6 +99,8 @@ def profile(fn, reps=5):
 
 def main():
     wanted = sys.argv[1] if len(sys.argv) > 1 else ""
+    if wanted in "gemm list parts":
+        list_call_parts()
     for name, ours, peer in cases():
         if wanted not in name:
             continue

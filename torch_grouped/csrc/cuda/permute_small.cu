@@ -37,11 +37,15 @@ bool launch(const PermuteShape& s, const SmallAxisPadding* pad, const void* in, 
   for (int d = 0; d < s.rank; ++d)
     if (s.in_stride[d] == 1) i = d;
   if (i < 0 || i == o) return false;
-  // planes in: S = o, whose (L = i, S) run is contiguous in the output (i just before o);
-  // planes out: S = i, whose (L = o, S) run is contiguous in the input.
+  // planes in: S = o, interleaved with L = i in the output; planes out: S = i, interleaved with
+  // L = o in the input. The interleaved side's (L, S) run is contiguous (L's stride there is S),
+  // or S is one whole vector and L's stride there a multiple of one.
+  const auto interleaves = [&](int64_t short_size, int64_t run) {
+    return run == short_size || (short_size == V && run % V == 0);
+  };
   bool planes_in;
-  if (s.size[o] * E <= 16 && i == o - 1) planes_in = true;
-  else if (s.size[i] * E <= 16 && s.in_stride[o] == s.size[i]) planes_in = false;
+  if (s.size[o] * E <= 16 && interleaves(s.size[o], s.out_stride[i])) planes_in = true;
+  else if (s.size[i] * E <= 16 && interleaves(s.size[i], s.in_stride[o])) planes_in = false;
   else return false;
   const int S = planes_in ? o : i, L = planes_in ? i : o;
   kernels::SmallAxisPlan p;
@@ -59,6 +63,7 @@ bool launch(const PermuteShape& s, const SmallAxisPadding* pad, const void* in, 
   const int64_t short_size = s.size[S];
   if (short_size < 2 || short_size > kMaxShort || short_size > V || s.size[L] % V) return false;
   p.plane = planes_in ? s.in_stride[S] : s.out_stride[S];
+  p.run = planes_in ? s.out_stride[L] : s.in_stride[L];
   if (p.plane % V) return false;
   constexpr int64_t kMax = (int64_t{1} << 31) - 1;
   int64_t units = s.size[L] / V;
