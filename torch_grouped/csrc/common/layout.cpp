@@ -164,16 +164,20 @@ at::Tensor layout_transform_with(const at::Tensor& x, const std::string& src, co
   std::vector<int64_t> padded_axes;
   for (int64_t d = 0; d < x.dim(); ++d)
     if (padded[d] != x.size(d)) padded_axes.push_back(d);
-  if (padded_axes.size() == 1 && padded_permute != nullptr) {
-    // The view of the padded tensor through x's strides: a split axis's outer atom steps over
-    // its inner atom's extent.
-    const int64_t d = padded_axes[0];
-    PaddedView view{src_view_sizes, {}, position[src_atoms[d][0]], position[src_atoms[d][1]], x.size(d)};
-    for (int64_t a = 0; a < x.dim(); ++a) {
-      if (src_atoms[a].size() == 2) view.strides.push_back(x.stride(a) * atom_sizes[src_atoms[a][1]]);
-      view.strides.push_back(x.stride(a));
+  // The atoms of t (x, or x padded) through t's strides: a split axis's outer atom steps over its
+  // inner atom's extent.
+  auto atom_view = [&](const at::Tensor& t) {
+    AtomView view{src_view_sizes, {}};
+    for (int64_t a = 0; a < t.dim(); ++a) {
+      if (src_atoms[a].size() == 2) view.strides.push_back(t.stride(a) * atom_sizes[src_atoms[a][1]]);
+      view.strides.push_back(t.stride(a));
     }
-    if (auto out = padded_permute(x, view, dims)) return out->view(p.out_sizes);
+    return view;
+  };
+  if (padded_axes.size() == 1 && padded_permute != nullptr) {
+    const int64_t d = padded_axes[0];
+    const PaddedView view{atom_view(x), position[src_atoms[d][0]], position[src_atoms[d][1]], x.size(d)};
+    if (auto out = padded_permute(x, view, dims, p.out_sizes)) return *out;
   }
   at::Tensor source = x;
   if (!padded_axes.empty()) {
@@ -181,8 +185,7 @@ at::Tensor layout_transform_with(const at::Tensor& x, const std::string& src, co
     for (int64_t d = x.dim() - 1; d >= 0; --d) pad.insert(pad.end(), {0, padded[d] - x.size(d)});
     source = at::constant_pad_nd(x, pad, 0);
   }
-  // Splitting axes is a view for any strides; the permuted copy is contiguous, so merging is too.
-  return permute(source.view(src_view_sizes), dims).view(p.out_sizes);
+  return permute(source, atom_view(source), dims, p.out_sizes);
 }
 
 }  // namespace torch_grouped

@@ -39,23 +39,31 @@ struct LayoutTransformPlan {
 LayoutTransformPlan plan_layout_transform(at::IntArrayRef x_sizes, const std::string& src,
                                           const std::string& dst);
 
-// A device's permute_copy: x.permute(dims) into a fresh contiguous tensor.
-using PermuteCopyFn = at::Tensor (*)(const at::Tensor& x, at::IntArrayRef dims);
+// x's memory seen as the transform's atoms: a split axis of stride s becomes an outer and an
+// inner atom of strides (s * inner size, s). Made from sizes and strides, not through views: a
+// view through the dispatcher costs microseconds, which a transform of a few MB notices.
+struct AtomView {
+  std::vector<int64_t> sizes, strides;
+};
+
+// A device's permuted copy of an atom view of x: view.permute(dims) into a fresh contiguous
+// tensor of `out_sizes` (the permuted atoms merged into the result's axes).
+using PermuteCopyFn = at::Tensor (*)(const at::Tensor& x, const AtomView& view, at::IntArrayRef dims,
+                                     at::IntArrayRef out_sizes);
 
 // A transform that pads one axis, seen without the padding pass: the atom view of the padded
 // tensor addressed through x's own strides (it reaches past x where the padding lies), and the
 // two atoms that split the padded axis: position (i, j) of atoms (outer, inner) holds data when
 // i * sizes[inner] + j < limit, zero otherwise.
-struct PaddedView {
-  std::vector<int64_t> sizes, strides;
+struct PaddedView : AtomView {
   int64_t outer, inner, limit;
 };
 
 // A device's permute of a padded view (zeros where the padding lies) into a fresh contiguous
-// tensor of the permuted sizes, or nothing where its kernels do not apply (then x is padded
-// first and permuted with PermuteCopyFn).
+// tensor of `out_sizes`, or nothing where its kernels do not apply (then x is padded first and
+// permuted with PermuteCopyFn).
 using PaddedPermuteFn = std::optional<at::Tensor> (*)(const at::Tensor& x, const PaddedView& view,
-                                                      at::IntArrayRef dims);
+                                                      at::IntArrayRef dims, at::IntArrayRef out_sizes);
 
 // layout_transform as (zero padding where a split does not divide) + a view that splits axes into
 // "atoms" + one permutation of the atoms + a view that merges them: one pass over the data through

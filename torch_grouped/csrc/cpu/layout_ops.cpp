@@ -11,9 +11,18 @@ at::Tensor permute_copy_portable(const at::Tensor& x, at::IntArrayRef dims) {
   return at::empty(view.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous)).copy_(view);
 }
 
+namespace {
+
+at::Tensor permute_atoms_portable(const at::Tensor& x, const AtomView& view, at::IntArrayRef dims,
+                                  at::IntArrayRef out_sizes) {
+  return permute_copy_portable(x.as_strided(view.sizes, view.strides), dims).view(out_sizes);
+}
+
+}  // namespace
+
 at::Tensor layout_transform_portable(const at::Tensor& x, const std::string& src,
                                      const std::string& dst) {
-  return layout_transform_with(x, src, dst, &permute_copy_portable);
+  return layout_transform_with(x, src, dst, &permute_atoms_portable);
 }
 
 }  // namespace torch_grouped

@@ -18,6 +18,7 @@
 #include "../sched/group_order.h"
 #include "device_info.h"
 #include "list_launch.h"
+#include "list_outputs.h"
 #include "operand_maps.h"
 #include "staged_operands.h"
 
@@ -156,18 +157,22 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     return gemm_portable(a, b, out_dtype, schedule, sort_by_k);
   }
   const at::Device device = a[0].device();
+  std::vector<std::pair<int64_t, int64_t>> out_shapes;
+  out_shapes.reserve(shapes.size());
+  for (const GroupShape& s : shapes) out_shapes.emplace_back(s.m, s.n);
   std::vector<at::Tensor> out;
-  out.reserve(shapes.size());
+  if (const char* v = std::getenv("TORCH_GROUPED_LIST_OUTPUTS"); v != nullptr && std::string(v) == "separate") {
+    for (const auto& [m, n] : out_shapes) out.push_back(at::Tensor(at::detail::empty_cuda({m, n}, od, device, std::nullopt)));
+  } else {
+    out = outputs_in_one_block(out_shapes, od, device);
+  }
   std::vector<int32_t> active;  // groups with output elements and K > 0
   std::vector<int64_t> ks;
   int k_major_votes = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    // Straight to the CUDA allocator: through the dispatcher, at::empty costs microseconds,
-    // which a list of a hundred small groups notices.
-    out.push_back(at::Tensor(at::detail::empty_cuda({shapes[i].m, shapes[i].n}, od, device, std::nullopt)));
-    if (out.back().numel() == 0) continue;
+    if (out[i].numel() == 0) continue;
     if (shapes[i].k == 0) {
-      out.back().zero_();
+      out[i].zero_();
       continue;
     }
     active.push_back(static_cast<int32_t>(i));

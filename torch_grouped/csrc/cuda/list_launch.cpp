@@ -1,5 +1,7 @@
 #include "list_launch.h"
 
+#include <ATen/core/CachingHostAllocator.h>
+#include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -15,11 +17,11 @@ namespace {
 
 
 // Keeps pinned staging buffers alive while a CUDA graph that copies from them may replay.
-void keep_for_graph(const at::Tensor& host) {
+void keep_for_graph(at::DataPtr host) {
   static std::mutex lock;
-  static std::vector<at::Tensor> kept;
+  static std::vector<at::DataPtr> kept;
   std::lock_guard<std::mutex> guard(lock);
-  kept.push_back(host);
+  kept.push_back(std::move(host));
 }
 
 bool capturing(cudaStream_t stream) {
@@ -65,22 +67,29 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   const int grid = how.grid > 0 ? how.grid : static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(slots, total)));
   const int64_t stride = how.host_lists ? sched::ceil_div(total, grid) : 0;
 
-  // One pinned staging buffer and one copy: the problem table and the per-CTA lists.
+  // One pinned staging buffer and one copy: the problem table and the per-CTA lists. Straight
+  // from the caching allocators and cudaMemcpyAsync, as copy_ does it underneath: through
+  // at::empty, narrow and copy_, the dispatcher and a TensorIterator cost tens of microseconds
+  // of host per call (session 7, run 3: aten::copy_, narrow and empty, H100 machine's host).
   const size_t upload = 256 + groups * sizeof(kernels::ListGroup) + grid * stride * sizeof(sched::PrecomputedEntry);
-  at::Tensor host = at::empty({static_cast<int64_t>(upload)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
-  uint8_t* base = host.data_ptr<uint8_t>();
+  at::HostAllocator* pinned = at::getHostAllocator(at::kCUDA);
+  at::DataPtr host = pinned->allocate(upload);
+  uint8_t* base = static_cast<uint8_t*>(host.get());
   size_t offset = 0;
   auto* list = carve<kernels::ListGroup>(base, offset, groups);
   auto* entries = carve<sched::PrecomputedEntry>(base, offset, grid * stride);
   const size_t maps_offset = (offset + 127) / 128 * 128;
   for (int32_t j = 0; j < groups; ++j) list[j] = problems[j].group;
   if (how.host_lists) sched::fill_all_cta_schedules(sizes, tiles, grid, stride, entries);
-  const at::Tensor dev = at::empty({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
-                                   at::TensorOptions().dtype(at::kByte).device(device));
-  dev.narrow(0, 0, static_cast<int64_t>(offset)).copy_(host.narrow(0, 0, static_cast<int64_t>(offset)), /*non_blocking=*/true);
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
-  if (capturing(stream)) keep_for_graph(host);
+  const at::Tensor dev = at::detail::empty_cuda({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
+                                                at::kByte, device, std::nullopt);
   uint8_t* dbase = dev.data_ptr<uint8_t>();
+  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(device.index());
+  const cudaStream_t stream = current.stream();
+  C10_CUDA_CHECK(cudaMemcpyAsync(dbase, base, offset, cudaMemcpyHostToDevice, stream));
+  // the staging block goes back to the allocator's cache only once the copy has run
+  pinned->record_event(host.get(), host.get_context(), current.unwrap());
+  if (capturing(stream)) keep_for_graph(std::move(host));
 
   // The tensor maps: two templates encoded here, patched per group on the device.
   ListMapsArgs maps{};

@@ -1,6 +1,7 @@
 // CUDA path of permute_copy and layout_transform: plan on the host (common/permute_plan.h), then
 // one launch of the kernel that fits (kernels/permute.cuh), on the current stream.
 #include <ATen/ATen.h>
+#include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -143,7 +144,14 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
   // transpose: 2.9 µs of box kernel, a 105-element gather 1.3 µs; H100, session 5, run 1).
   constexpr int64_t kTinyBytes = 32 << 10;
   const bool tiny = shape.numel * int64_t{sizeof(T)} <= kTinyBytes;
-  if (next && (tiny || kind == PermuteKind::Gather || (kind == PermuteKind::Rows && sizeof(T) == 16)) &&
+  // A transpose of 16-byte (widened) elements whose output-inner axis is short and whose input
+  // rows run along the next output axis (NCHW8c -> NHWC in fp16: 8 x 16 bytes): a warp's gather
+  // reads 32/n consecutive elements from each of n rows, whole sectors, with nothing to stage
+  // through shared memory (the box kernel's 16 KB tiles: 5.1 µs for 3.2 MB, H100, session 7).
+  const int o = shape.rank - 1;
+  const bool short_wide_rows = sizeof(T) == 16 && o >= 1 && shape.size[o] <= 16 && shape.in_stride[o - 1] == 1;
+  if (next && (tiny || kind == PermuteKind::Gather || (kind == PermuteKind::Rows && sizeof(T) == 16) ||
+               (kind == PermuteKind::Box && short_wide_rows)) &&
       launch_gather_fast(sizeof(T), shape, in, out, stream))
     return;
   if (kind == PermuteKind::Gather) {
@@ -209,13 +217,16 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
 
 }  // namespace
 
-at::Tensor permute_copy_cuda(const at::Tensor& x, at::IntArrayRef dims) {
-  const std::vector<int64_t> perm = check_permutation(x, dims);
-  std::vector<int64_t> sizes;
-  for (int64_t d : perm) sizes.push_back(x.size(d));
-  at::Tensor out = at::empty(sizes, x.options().memory_format(at::MemoryFormat::Contiguous));
-  PermuteShape shape = simplify_permutation(static_cast<int>(x.dim()), x.sizes().data(),
-                                            x.strides().data(), perm.data());
+namespace {
+
+// x's memory seen as (sizes, strides) of `rank` axes, permuted by `dims` into a fresh contiguous
+// tensor of `out_sizes` (the permuted sizes, or a shape with as many elements). Allocated straight
+// from the CUDA allocator: through the dispatcher, at::empty costs microseconds of host, which
+// a copy of a few MB notices.
+at::Tensor permute_strided(const at::Tensor& x, int rank, const int64_t* sizes, const int64_t* strides,
+                           const int64_t* dims, at::IntArrayRef out_sizes) {
+  at::Tensor out = at::detail::empty_cuda(out_sizes, x.scalar_type(), x.device(), std::nullopt);
+  PermuteShape shape = simplify_permutation(rank, sizes, strides, dims);
   const void* in = x.const_data_ptr();  // includes the storage offset
   const Variant variant = forced_variant();
   // The default (next): wider elements where whole runs move (NCHW8c -> NHWC in fp16: 16-byte elements)
@@ -233,17 +244,25 @@ at::Tensor permute_copy_cuda(const at::Tensor& x, at::IntArrayRef dims) {
   return out;
 }
 
+}  // namespace
+
+at::Tensor permute_copy_cuda(const at::Tensor& x, at::IntArrayRef dims) {
+  const std::vector<int64_t> perm = check_permutation(x, dims);
+  std::vector<int64_t> sizes;
+  for (int64_t d : perm) sizes.push_back(x.size(d));
+  return permute_strided(x, static_cast<int>(x.dim()), x.sizes().data(), x.strides().data(), perm.data(), sizes);
+}
+
 namespace {
 
 // layout_transform's padded views (NCHW -> NCHW8c with C = 62) in one pass: the small-axis kernel
 // reads x itself and writes the padding's zeros, where a padding pass and a permutation took two
 // (and an allocation). Declines, for the two-pass path, where the padded axis's inner atom is not
 // the output-inner axis or the kernel does not apply.
-std::optional<at::Tensor> padded_permute_cuda(const at::Tensor& x, const PaddedView& v, at::IntArrayRef dims) {
+std::optional<at::Tensor> padded_permute_cuda(const at::Tensor& x, const PaddedView& v, at::IntArrayRef dims,
+                                              at::IntArrayRef out_sizes) {
   const int rank = static_cast<int>(v.sizes.size());
   if (forced_variant() != Variant::Next || rank > kPermuteMaxRank || dims.back() != v.inner) return std::nullopt;
-  std::vector<int64_t> sizes;
-  for (int64_t d : dims) sizes.push_back(v.sizes[d]);
   const PermuteShape s = simplify_permutation(rank, v.sizes.data(), v.strides.data(), dims.data());
   if (s.numel == 0 || s.rank < 2) return std::nullopt;
   // Where the two atoms went: the inner one must stay the output-inner axis, the outer one (unless
@@ -257,17 +276,26 @@ std::optional<at::Tensor> padded_permute_cuda(const at::Tensor& x, const PaddedV
         pad.axis = pad.axis == -1 ? d : -2;
     if (pad.axis < 0) return std::nullopt;  // merged or ambiguous
   }
-  at::Tensor out = at::empty(sizes, x.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor out = at::detail::empty_cuda(out_sizes, x.scalar_type(), x.device(), std::nullopt);
   const c10::cuda::CUDAGuard guard(x.device());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
   if (!launch_small_axis_padded(x.element_size(), s, pad, x.const_data_ptr(), out.data_ptr(), stream)) return std::nullopt;
   return out;
 }
 
+// layout_transform's one permutation of an atom view; views of more axes than the kernels take
+// go through permute_copy's checks (and its error).
+at::Tensor permute_atoms_cuda(const at::Tensor& x, const AtomView& view, at::IntArrayRef dims,
+                              at::IntArrayRef out_sizes) {
+  const int rank = static_cast<int>(view.sizes.size());
+  if (rank > kPermuteMaxRank) return permute_copy_cuda(x.as_strided(view.sizes, view.strides), dims).view(out_sizes);
+  return permute_strided(x, rank, view.sizes.data(), view.strides.data(), dims.data(), out_sizes);
+}
+
 }  // namespace
 
 at::Tensor layout_transform_cuda(const at::Tensor& x, const std::string& src, const std::string& dst) {
-  return layout_transform_with(x, src, dst, &permute_copy_cuda, &padded_permute_cuda);
+  return layout_transform_with(x, src, dst, &permute_atoms_cuda, &padded_permute_cuda);
 }
 
 }  // namespace torch_grouped

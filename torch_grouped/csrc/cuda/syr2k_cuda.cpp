@@ -15,6 +15,7 @@
 #include "../cpu/portable.h"
 #include "device_info.h"
 #include "list_launch.h"
+#include "list_outputs.h"
 #include "operand_maps.h"
 #include "staged_operands.h"
 #include "streamk_cuda.h"
@@ -68,21 +69,28 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   const at::Device device = a[0].device();
   const bool with_c = beta != 0.0 && !c.empty();
   std::vector<at::Tensor> out, keep;
+  if (kernel) {
+    std::vector<std::pair<int64_t, int64_t>> shapes;
+    for (const at::Tensor& ai : a) shapes.emplace_back(ai.size(0), ai.size(0));
+    out = outputs_in_one_block(shapes, dtype, device);
+  } else {
+    out.resize(a.size());
+  }
   std::vector<size_t> active;  // groups for the kernel
   StagedOperands operands;     // active group j's A is operand 2j, its B 2j + 1
   for (size_t i = 0; i < a.size(); ++i) {
     const int64_t n = a[i].size(0), k = a[i].size(1);
     if (blas && n > 0 && k > 0) {
-      out.push_back(blas_syr2k(a[i], b[i], with_c ? &c[i] : nullptr, uplo, alpha, beta));
+      out[i] = blas_syr2k(a[i], b[i], with_c ? &c[i] : nullptr, uplo, alpha, beta);
       continue;
     }
-    out.push_back(at::Tensor(at::detail::empty_cuda({n, n}, dtype, device, std::nullopt)));
+    if (blas) out[i] = at::Tensor(at::detail::empty_cuda({n, n}, dtype, device, std::nullopt));
     if (n == 0) continue;
     if (k == 0) {  // no products: beta·c folded from its triangle, or zeros
       if (with_c) {
-        out.back().copy_(fold_triangle(c[i], uplo).mul_(beta));
+        out[i].copy_(fold_triangle(c[i], uplo).mul_(beta));
       } else {
-        out.back().zero_();
+        out[i].zero_();
       }
       continue;
     }
