@@ -29,6 +29,9 @@ def cases():
     """name -> (ours, the peer)"""
     a, b = [rand(64, 512) for _ in range(128)], [rand(512, 512) for _ in range(128)]
     yield "gemm 128x 64x512x512", lambda: tg.gemm(a, b), lambda: [torch.mm(x, y) for x, y in zip(a, b)]
+    seed = [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)]  # seed 000's example
+    a3, b3 = [rand(m, k) for m, n, k in seed], [rand(k, n) for m, n, k in seed]
+    yield "gemm seed000 example", lambda: tg.gemm(a3, b3), lambda: [torch.mm(x, y) for x, y in zip(a3, b3)]
     a2, b2 = [rand(128, 1024) for _ in range(64)], [rand(1024, 1024) for _ in range(64)]
     yield "gemm 64x 128x1024x1024", lambda: tg.gemm(a2, b2), lambda: [torch.mm(x, y) for x, y in zip(a2, b2)]
     for m, n, k in ((708, 830, 140), (704, 832, 144), (1000, 3000, 250), (4000, 300, 5000)):

@@ -9,9 +9,11 @@ _ops = torch.ops.grouped
 def _call(op, tensors, *args, **kwargs):
     """Calls `op`'s only overload (the packet would resolve it on every call), skipping the Python
     autograd kernel when no gradient can flow (it costs a few microseconds, which small tensors
-    notice). Under torch.compile the op is traced as is."""
+    notice). `tensors`: the tensors and lists of tensors a gradient could flow from, checked in C++
+    (the check torch.library's autograd kernel makes; 50 ns a tensor against 80 in a Python loop,
+    which a list of 256 notices). Under torch.compile the op is traced as is."""
     op = op.default
-    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and torch._C._any_requires_grad(*tensors)):
         return op(*args, **kwargs)
     with torch._C._AutoDispatchBelowAutograd():
         return op(*args, **kwargs)
@@ -34,7 +36,7 @@ def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
     a, b = list(a), list(b)
     if not a and not b:  # no groups: nothing to dispatch on, nothing to compute
         return []
-    return _call(_ops.gemm, a + b, a, b, out_dtype=out_dtype, schedule=schedule, sort_by_k=sort_by_k)
+    return _call(_ops.gemm, (a, b), a, b, out_dtype=out_dtype, schedule=schedule, sort_by_k=sort_by_k)
 
 
 def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = None, *,
@@ -72,7 +74,7 @@ def syr2k(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
         if uplo not in ("L", "U"):
             raise ValueError(f"syr2k: uplo must be 'L' or 'U', got '{uplo}'")
         return []
-    return _call(_ops.syr2k, a + b + c, a, b, c, uplo=uplo, alpha=alpha, beta=beta)
+    return _call(_ops.syr2k, (a, b, c), a, b, c, uplo=uplo, alpha=alpha, beta=beta)
 
 
 def streamk_mm(a: torch.Tensor, b: torch.Tensor, *, decomposition: str = "auto", splits: int = 0,

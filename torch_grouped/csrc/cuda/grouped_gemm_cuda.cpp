@@ -160,12 +160,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   std::vector<std::pair<int64_t, int64_t>> out_shapes;
   out_shapes.reserve(shapes.size());
   for (const GroupShape& s : shapes) out_shapes.emplace_back(s.m, s.n);
-  std::vector<at::Tensor> out;
-  if (const char* v = std::getenv("TORCH_GROUPED_LIST_OUTPUTS"); v != nullptr && std::string(v) == "separate") {
-    for (const auto& [m, n] : out_shapes) out.push_back(at::Tensor(at::detail::empty_cuda({m, n}, od, device, std::nullopt)));
-  } else {
-    out = outputs_in_one_block(out_shapes, od, device);
-  }
+  std::vector<at::Tensor> out = outputs_in_one_block(out_shapes, od, device);
   std::vector<int32_t> active;  // groups with output elements and K > 0
   std::vector<int64_t> ks;
   int k_major_votes = 0;
