@@ -16,6 +16,31 @@ def _tiles(m, n, tm, tn):
     return {(i, j) for i in range(math.ceil(m / tm)) for j in range(math.ceil(n / tn))}
 
 
+@settings(max_examples=300, deadline=None)
+@given(groups=st.lists(st.tuples(st.integers(0, 600), st.floats(0.5, 100.0)), max_size=30),
+       grid=st.integers(1, 300))
+def test_round_robin_makespan_is_the_busiest_cta(groups, grid):
+    """The tile heuristic's makespan (closed form over groups) against dealing the tiles out one by
+    one: CTA b takes tiles b, b + grid, ... of the groups in order."""
+    counts, costs = [c for c, _ in groups], [t for _, t in groups]
+    work = [0.0] * grid
+    index = 0
+    for count, cost in groups:
+        for _ in range(count):
+            work[index % grid] += cost
+            index += 1
+    assert sched._round_robin_makespan(counts, costs, grid) == pytest.approx(max(work), rel=1e-9, abs=1e-9)
+
+
+def test_round_robin_makespan_of_seed_example():
+    """Seed 000's example sorted by K (1024, 1024, 128, 128) on 132 SMs: one wave of 27 128 x 256
+    tiles per group costs a K = 1024 tile; two waves of 128 x 128 cost one K = 1024 tile and one
+    K = 128 tile of half the area: the model's reason to take 128 x 128 there."""
+    wide = sched._round_robin_makespan([27] * 4, [1024.0, 1024.0, 128.0, 128.0], 108)
+    narrow = sched._round_robin_makespan([54] * 4, [512.0, 512.0, 64.0, 64.0], 132)
+    assert wide == 1024.0 and narrow == 512.0 + 64.0
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("mode", ["device", "host"])
 def test_grouped_visits_every_tile_once(seed, mode):

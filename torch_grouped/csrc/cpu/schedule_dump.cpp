@@ -172,9 +172,16 @@ std::string permute_widen(at::IntArrayRef sizes, at::IntArrayRef strides, at::In
   return out.str();
 }
 
+double round_robin_makespan(at::IntArrayRef counts, at::ArrayRef<double> costs, int64_t grid) {
+  TORCH_CHECK_VALUE(counts.size() == costs.size(), "round_robin_makespan: one cost per group");
+  TORCH_CHECK_VALUE(grid >= 1, "round_robin_makespan: grid must be >= 1, got ", grid);
+  return sched::round_robin_makespan(counts.data(), costs.data(), static_cast<int32_t>(counts.size()), grid);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
+  m.impl("_round_robin_makespan", &round_robin_makespan);
   m.impl("_permute_plan", &permute_plan);
   m.impl("_permute_widen", &permute_widen);
   m.impl("_schedule_grouped", &schedule_grouped);

@@ -53,20 +53,28 @@ std::optional<Tile> forced_tile() {
   return std::nullopt;
 }
 
-// The tile with the least modelled time: waves of the persistent grid times the time of one tile
-// (its area over the tile's relative WGMMA efficiency; two 64-row CTAs share an SM, so theirs
-// counts twice). `tiles(tile)` estimates the tile count of the call.
-template <class TileCountFn>
-Tile choose_tile(int sms, TileCountFn tiles) {
+// A tile's WGMMA efficiency relative to 128 x 256, and how many of its CTAs share an SM (two
+// 64-row CTAs: each then advances at half the SM's rate).
+double tile_efficiency(Tile t) { return t.n == 256 ? 1.0 : (t.m == 128 ? 0.92 : 0.85); }
+int ctas_per_sm(Tile t) { return t.m == 64 ? 2 : 1; }
+
+// The modelled time of one tile of K `k`: its MACs over the tile's efficiency, at the rate its CTA
+// gets of an SM, plus a fixed part for the pipeline fill and the epilogue (about two 64-deep K
+// blocks).
+double tile_time(Tile t, int64_t k) {
+  constexpr int64_t kFixedK = 128;
+  return double(ctas_per_sm(t)) * t.m * t.n * double(k + kFixedK) / tile_efficiency(t);
+}
+
+// The tile with the least modelled time; `time(tile)` models the call with that tile.
+template <class TimeFn>
+Tile choose_tile(TimeFn time) {
   if (auto t = forced_tile()) return *t;
   Tile best = kTiles[0];
-  double best_cost = 0;
+  double best_time = 0;
   for (const Tile& t : kTiles) {
-    const int per_sm = t.m == 64 ? 2 : 1;
-    const double efficiency = t.n == 256 ? 1.0 : (t.m == 128 ? 0.92 : 0.85);
-    const double waves = static_cast<double>(sched::ceil_div(tiles(t), int64_t(sms) * per_sm));
-    const double cost = waves * per_sm * t.m * t.n / efficiency;
-    if (best_cost == 0 || cost < best_cost) best = t, best_cost = cost;
+    const double cost = time(t);
+    if (best_time == 0 || cost < best_time) best = t, best_time = cost;
   }
   return best;
 }
@@ -126,8 +134,11 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       break;
   }
   const int sms = multiprocessor_count(a.get_device());
-  const Tile tile = choose_tile(sms, [&](Tile t) { return tiles(t, false); });
-  const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * (tile.m == 64 ? 2 : 1), tiles(tile, true)));
+  // One K for all groups: waves of the persistent grid times the time of one tile.
+  const Tile tile = choose_tile([&](Tile t) {
+    return double(sched::ceil_div(tiles(t, false), int64_t(sms) * ctas_per_sm(t))) * tile_time(t, k);
+  });
+  const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * ctas_per_sm(tile), tiles(tile, true)));
   // Columns grouped by offsets (3-D x 2-D) start anywhere, and TMA faults (illegal instruction)
   // on a swizzled box whose innermost start coordinate is not 16-byte aligned: there B is read
   // K-major, where the group's first column is an outer coordinate (an N-major B is copied).
@@ -182,10 +193,19 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   if (sort_by_k) order = sched::order_by_k_descending(ks);
 
   const int sms = multiprocessor_count(a[0].get_device());
-  const Tile tile = choose_tile(sms, [&](Tile t) {
-    int64_t count = 0;
-    for (int32_t i : active) count += sched::ceil_div(shapes[i].m, t.m) * sched::ceil_div(shapes[i].n, t.n);
-    return count;
+  // Groups of different K: the busiest CTA of the round-robin deal over the visiting order.
+  std::vector<int64_t> counts(order.size());
+  std::vector<double> times(order.size());
+  const Tile tile = choose_tile([&](Tile t) {
+    int64_t total = 0;
+    for (size_t j = 0; j < order.size(); ++j) {
+      const GroupShape& g = shapes[active[order[j]]];
+      counts[j] = sched::ceil_div(g.m, t.m) * sched::ceil_div(g.n, t.n);
+      times[j] = tile_time(t, g.k);
+      total += counts[j];
+    }
+    const int64_t grid = std::min<int64_t>(int64_t(sms) * ctas_per_sm(t), total);
+    return sched::round_robin_makespan(counts.data(), times.data(), static_cast<int32_t>(order.size()), grid);
   });
   const sched::GemmTiles tiles{{tile.m, tile.n}, panel_width()};
 
