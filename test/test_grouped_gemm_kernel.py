@@ -213,6 +213,30 @@ def test_list_api_in_a_cuda_graph():
         check(o, r, torch.bfloat16)
 
 
+@pytest.mark.parametrize("schedule", ["host", "device"])
+@pytest.mark.parametrize("groups", [6, 100, 400])
+def test_list_api_upload_paths(groups, schedule):
+    """The problem table travels in the map kernel's parameters up to 4 KB and 28 KB, through a
+    pinned copy beyond (400 groups: 35 KB of table): every path, eagerly and replayed in a CUDA
+    graph with new inputs, every group's output written (poisoned first)."""
+    rng = torch.Generator().manual_seed(groups)
+    sizes = [tuple(int(v) for v in torch.randint(1, 72, (3,), generator=rng)) for _ in range(groups)]
+    sizes = [(m, n, k - k % 8 + 8) for m, n, k in sizes]  # K rows 16-byte aligned: no staging copies
+    a = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for m, _, k in sizes]
+    b = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for _, n, k in sizes]
+    poison_next_allocation(sum(m * n for m, n, _ in sizes))
+    for o, r in zip(tg.gemm(a, b, schedule=schedule), reference.gemm(a, b)):
+        check(o, r, torch.bfloat16)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.gemm(a, b, schedule=schedule)
+    for x in a + b:
+        x.normal_()
+    graph.replay()
+    for o, r in zip(out, reference.gemm(a, b)):
+        check(o, r, torch.bfloat16)
+
+
 def test_moe_layer_backward_matches_pytorch():
     """dA goes through the kernel (N-major B); dB through the K-grouped form."""
     torch.manual_seed(4)

@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 
 #include "device_info.h"
@@ -14,7 +15,6 @@
 
 namespace torch_grouped {
 namespace {
-
 
 // Keeps pinned staging buffers alive while a CUDA graph that copies from them may replay.
 void keep_for_graph(at::DataPtr host) {
@@ -28,14 +28,6 @@ bool capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
   return status != cudaStreamCaptureStatusNone;
-}
-
-template <class T>
-T* carve(uint8_t* base, size_t& offset, size_t count) {
-  offset = (offset + 127) / 128 * 128;  // tensor maps need 64-byte alignment; keep 128
-  T* p = reinterpret_cast<T*>(base + offset);
-  offset += count * sizeof(T);
-  return p;
 }
 
 }  // namespace
@@ -67,50 +59,64 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   const int grid = how.grid > 0 ? how.grid : static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(slots, total)));
   const int64_t stride = how.host_lists ? sched::ceil_div(total, grid) : 0;
 
-  // One pinned staging buffer and one copy: the problem table and the per-CTA lists. Straight
-  // from the caching allocators and cudaMemcpyAsync, as copy_ does it underneath: through
-  // at::empty, narrow and copy_, the dispatcher and a TensorIterator cost tens of microseconds
-  // of host per call (session 7, run 3: aten::copy_, narrow and empty, H100 machine's host).
-  const size_t upload = 256 + groups * sizeof(kernels::ListGroup) + grid * stride * sizeof(sched::PrecomputedEntry);
-  at::HostAllocator* pinned = at::getHostAllocator(at::kCUDA);
-  at::DataPtr host = pinned->allocate(upload);
-  uint8_t* base = static_cast<uint8_t*>(host.get());
-  size_t offset = 0;
-  auto* list = carve<kernels::ListGroup>(base, offset, groups);
-  auto* entries = carve<sched::PrecomputedEntry>(base, offset, grid * stride);
-  const size_t maps_offset = (offset + 127) / 128 * 128;
-  for (int32_t j = 0; j < groups; ++j) list[j] = problems[j].group;
-  if (how.host_lists) sched::fill_all_cta_schedules(sizes, tiles, grid, stride, entries);
+  // The problem table at offset 0 and the per-CTA lists after it, then (on the device only) the
+  // tensor maps, 128-byte aligned.
+  const size_t entries_at = (groups * sizeof(kernels::ListGroup) + 127) / 128 * 128;
+  const size_t used = entries_at + grid * stride * sizeof(sched::PrecomputedEntry);
+  const size_t maps_offset = (used + 127) / 128 * 128;
+  auto fill = [&](uint8_t* base) {
+    auto* list = reinterpret_cast<kernels::ListGroup*>(base);
+    for (int32_t j = 0; j < groups; ++j) list[j] = problems[j].group;
+    if (how.host_lists)
+      sched::fill_all_cta_schedules(sizes, tiles, grid, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
+  };
   const at::Tensor dev = at::detail::empty_cuda({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
                                                 at::kByte, device, std::nullopt);
   uint8_t* dbase = dev.data_ptr<uint8_t>();
   const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(device.index());
   const cudaStream_t stream = current.stream();
-  C10_CUDA_CHECK(cudaMemcpyAsync(dbase, base, offset, cudaMemcpyHostToDevice, stream));
-  // the staging block goes back to the allocator's cache only once the copy has run
-  pinned->record_event(host.get(), host.get_context(), current.unwrap());
-  if (capturing(stream)) keep_for_graph(std::move(host));
 
   // The tensor maps: two templates encoded here, patched per group on the device.
   ListMapsArgs maps{};
   maps.a_template = a_map(problems[0].a, how.tile_m, how.dtype);
   maps.b_template = b_map(problems[0].b, how.b_k_major, how.tile_n, how.dtype);
-  maps.list = reinterpret_cast<const kernels::ListGroup*>(dbase + (reinterpret_cast<uint8_t*>(list) - base));
   maps.a_maps = reinterpret_cast<CUtensorMap*>(dbase + maps_offset);
   maps.b_maps = maps.a_maps + groups;
   maps.groups = groups;
   maps.element_size = static_cast<int32_t>(at::elementSize(how.dtype));
   maps.b_k_major = how.b_k_major;
-  build_list_tensor_maps(maps, stream);
+  auto inline_upload = [&](auto& upload) {
+    fill(upload.data);
+    upload.bytes = static_cast<uint32_t>((used + 15) / 16 * 16);
+    upload_and_build_list_tensor_maps(maps, upload, dbase, stream);
+  };
+  if (used <= kSmallInlineUpload) {
+    InlineUpload<kSmallInlineUpload> upload;
+    inline_upload(upload);
+  } else if (used <= kLargeInlineUpload) {
+    auto upload = std::make_unique<InlineUpload<kLargeInlineUpload>>();  // (28 KB: not on the stack)
+    inline_upload(*upload);
+  } else {
+    // One pinned staging block and one copy, straight from the caching allocators and
+    // cudaMemcpyAsync, as copy_ does it underneath (through at::empty, narrow and copy_, the
+    // dispatcher and a TensorIterator cost tens of microseconds of host per call).
+    at::HostAllocator* pinned = at::getHostAllocator(at::kCUDA);
+    at::DataPtr host = pinned->allocate(used);
+    fill(static_cast<uint8_t*>(host.get()));
+    C10_CUDA_CHECK(cudaMemcpyAsync(dbase, host.get(), used, cudaMemcpyHostToDevice, stream));
+    // the staging block goes back to the allocator's cache only once the copy has run
+    pinned->record_event(host.get(), host.get_context(), current.unwrap());
+    if (capturing(stream)) keep_for_graph(std::move(host));
+    maps.list = reinterpret_cast<const kernels::ListGroup*>(dbase);
+    build_list_tensor_maps(maps, stream);
+  }
 
   p.form = kernels::GroupedForm::List;
   p.groups = groups;
   p.a_maps = maps.a_maps;
   p.b_maps = maps.b_maps;
-  p.list = maps.list;
-  p.precomputed = how.host_lists
-                      ? reinterpret_cast<const sched::PrecomputedEntry*>(dbase + (reinterpret_cast<uint8_t*>(entries) - base))
-                      : nullptr;
+  p.list = reinterpret_cast<const kernels::ListGroup*>(dbase);
+  p.precomputed = how.host_lists ? reinterpret_cast<const sched::PrecomputedEntry*>(dbase + entries_at) : nullptr;
   p.precomputed_stride = stride;
   how.kernel(p, grid, stream);
 }

@@ -1,6 +1,6 @@
 // Runs a list of matmul problems whose sizes the host knows (gemm, syr2k) through the persistent
-// grouped kernel: one pinned upload of the problem table and the per-CTA tile lists, the tensor
-// maps built on the device, then the kernel.
+// grouped kernel: the problem table and the per-CTA tile lists uploaded (in a kernel's parameters
+// up to 28 KB, else through one pinned copy), the tensor maps built on the device, then the kernel.
 #pragma once
 #include <ATen/ATen.h>
 

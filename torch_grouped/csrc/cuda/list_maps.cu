@@ -3,6 +3,8 @@
 // proxy before its first TMA load with it.
 #include <c10/cuda/CUDAException.h>
 
+#include <algorithm>
+
 #include "list_maps.h"
 
 namespace torch_grouped {
@@ -26,11 +28,11 @@ __device__ __forceinline__ void patch_map(CUtensorMap* map, const CUtensorMap& f
 #endif
 }
 
-__global__ void build_list_maps_kernel(const __grid_constant__ ListMapsArgs p) {
-  const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+// Thread i patches group i / 2's A (even i) or B (odd i) map.
+__device__ __forceinline__ void build_map(const ListMapsArgs& p, const kernels::ListGroup* list, int32_t i) {
   if (i >= 2 * p.groups) return;
   const int32_t g = i >> 1;
-  const kernels::ListGroup lg = p.list[g];
+  const kernels::ListGroup lg = list[g];
   if (lg.k == 0) return;  // no loads: the kernel only writes zeros
   if ((i & 1) == 0) {
     patch_map(p.a_maps + g, p.a_template, lg.a, lg.k, lg.m, lg.lda * p.element_size);
@@ -41,12 +43,41 @@ __global__ void build_list_maps_kernel(const __grid_constant__ ListMapsArgs p) {
   }
 }
 
+__global__ void build_list_maps_kernel(const __grid_constant__ ListMapsArgs p) {
+  build_map(p, p.list, blockIdx.x * blockDim.x + threadIdx.x);
+}
+
+template <size_t N>
+__global__ void upload_list_maps_kernel(const __grid_constant__ ListMapsArgs p, const __grid_constant__ InlineUpload<N> up,
+                                        uint8_t* __restrict__ dst) {
+  const uint4* words = reinterpret_cast<const uint4*>(up.data);
+  for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < up.bytes / 16; w += gridDim.x * blockDim.x)
+    reinterpret_cast<uint4*>(dst)[w] = words[w];
+  build_map(p, reinterpret_cast<const kernels::ListGroup*>(up.data), blockIdx.x * blockDim.x + threadIdx.x);
+}
+
+constexpr int kThreads = 128;
+
 }  // namespace
 
 void build_list_tensor_maps(const ListMapsArgs& args, cudaStream_t stream) {
-  const int threads = 128, blocks = (2 * args.groups + threads - 1) / threads;
-  build_list_maps_kernel<<<blocks, threads, 0, stream>>>(args);
+  const int blocks = (2 * args.groups + kThreads - 1) / kThreads;
+  build_list_maps_kernel<<<blocks, kThreads, 0, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
+
+template <size_t N>
+void upload_and_build_list_tensor_maps(const ListMapsArgs& args, const InlineUpload<N>& upload, uint8_t* dst,
+                                       cudaStream_t stream) {
+  TORCH_INTERNAL_ASSERT(args.list == nullptr && upload.bytes % 16 == 0 && upload.bytes <= N);
+  const int blocks = std::max<int>((2 * args.groups + kThreads - 1) / kThreads, (upload.bytes / 16 + kThreads - 1) / kThreads);
+  upload_list_maps_kernel<N><<<std::max(blocks, 1), kThreads, 0, stream>>>(args, upload, dst);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template void upload_and_build_list_tensor_maps(const ListMapsArgs&, const InlineUpload<kSmallInlineUpload>&, uint8_t*,
+                                                cudaStream_t);
+template void upload_and_build_list_tensor_maps(const ListMapsArgs&, const InlineUpload<kLargeInlineUpload>&, uint8_t*,
+                                                cudaStream_t);
 
 }  // namespace torch_grouped

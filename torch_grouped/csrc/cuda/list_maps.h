@@ -4,6 +4,9 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <cstdint>
+
 #include "../kernels/grouped_gemm_args.h"
 
 namespace torch_grouped {
@@ -19,6 +22,23 @@ struct ListMapsArgs {
   bool b_k_major;
 };
 
+// Reads the problem table from args.list (device memory, uploaded by the caller).
 void build_list_tensor_maps(const ListMapsArgs& args, cudaStream_t stream);
+
+// A small upload (the problem table at offset 0, then the per-CTA lists) carried in the launch's
+// parameters, which hold up to 32 KB on Hopper (CUDA 12.1+): the kernel copies it to `dst` and
+// builds the maps from it, so a call needs no pinned staging block, copy or event (per-call
+// pinned blocks pile up in the host allocator's pool while the GPU runs behind, and each new one
+// is a cudaHostAlloc), and a CUDA graph keeps the table by value. args.list must be null.
+template <size_t N>
+struct InlineUpload {
+  alignas(16) uint8_t data[N];
+  uint32_t bytes;  // used, a multiple of 16
+};
+constexpr size_t kSmallInlineUpload = 4 << 10, kLargeInlineUpload = 28 << 10;
+
+template <size_t N>
+void upload_and_build_list_tensor_maps(const ListMapsArgs& args, const InlineUpload<N>& upload, uint8_t* dst,
+                                       cudaStream_t stream);
 
 }  // namespace torch_grouped
