@@ -29,13 +29,17 @@ using kernels::GroupedForm;
 using kernels::GroupedGemmArgs;
 using kernels::OutKind;
 
-// Column panels of this many tiles (sched::GemmTiles::panel): a wave of 132 CTAs then reads about
-// 16 A strips and 8 B strips, which stay in L2. TORCH_GROUPED_PANEL overrides it (the benchmarks'
-// sweeps; 0 = plain row-major).
-int panel_width() {
+// Column panels of this many tiles (sched::GemmTiles::panel). The list API's default, 8: a wave of
+// 132 CTAs reads about 16 A strips and 8 B strips of one group, which stay in L2. grouped_mm's, 2:
+// its groups share one ragged A and each has its own weights, and on its MoE cases 2 was as fast
+// or faster than 4, 6, 8 and 12 (dsv3 7168x4096: 1043 -> 981 µs, skewed 277 -> 267 µs, Mixtral
+// 3013 -> 2926 µs; interleaved repeats, H100, session 7, run 10). TORCH_GROUPED_PANEL overrides
+// both (the benchmarks' sweeps; 0 = plain row-major).
+int panel_width(int fallback) {
   const char* v = std::getenv("TORCH_GROUPED_PANEL");
-  return v != nullptr && *v != 0 ? std::atoi(v) : 8;
+  return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
 }
+constexpr int kListPanel = 8, kOffsetsPanel = 2;
 
 struct Tile {
   int m, n;
@@ -151,7 +155,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (!operands[ia] || !operands[ib]) return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents
   p.a_map = a_map(*operands[ia], tile.m, a.scalar_type());
   p.b_map = b_map(*operands[ib], k_major, tile.n, a.scalar_type());
-  p.tiles = sched::GemmTiles{{tile.m, tile.n}, panel_width()};
+  p.tiles = sched::GemmTiles{{tile.m, tile.n}, panel_width(kOffsetsPanel)};
   launch(p, a.scalar_type(), tile, k_major, grid, a);
   return out;
 }
@@ -207,7 +211,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     const int64_t grid = std::min<int64_t>(int64_t(sms) * ctas_per_sm(t), total);
     return sched::round_robin_makespan(counts.data(), times.data(), static_cast<int32_t>(order.size()), grid);
   });
-  const sched::GemmTiles tiles{{tile.m, tile.n}, panel_width()};
+  const sched::GemmTiles tiles{{tile.m, tile.n}, panel_width(kListPanel)};
 
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
   std::vector<at::Tensor> keep;

@@ -1,0 +1,70 @@
+"""Times grouped_mm's MoE cases and gemm's list cases under every forced tile and panel width
+(TORCH_GROUPED_TILE, TORCH_GROUPED_PANEL), and syr2k's one-problem cases under every
+decomposition (TORCH_GROUPED_SYR2K_DECOMPOSITION), beside the choice the heuristics make: how much
+the host heuristics leave on the table.
+    PYTHONPATH=$PWD:benchmarks python3 tools/sweep_tiles.py"""
+import os
+import sys
+
+import torch
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import bench_grouped_mm  # noqa: E402
+import torch_grouped as tg  # noqa: E402
+
+
+def timed(fn, env):
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        fn()
+        return do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def sweep(name, fn, variants, rounds=3):
+    """The best of `rounds` interleaved measurements of each variant: a heavy case heats the GPU
+    and slows down over a sweep, which measuring the variants one after another would blame on
+    the later ones."""
+    variants = [("chosen", {})] + variants
+    best = {label: float("inf") for label, _ in variants}
+    for _ in range(rounds):
+        for label, env in variants:
+            best[label] = min(best[label], timed(fn, env))
+    print(f"{name:40s} " + "  ".join(f"{label} {t:8.1f}" for label, t in best.items()) + "  (us)", flush=True)
+
+
+def main():
+    tiles = [(t, {"TORCH_GROUPED_TILE": t}) for t in ("128x256", "128x128", "64x128")]
+    panels = [(f"panel{p}", {"TORCH_GROUPED_PANEL": str(p)}) for p in (0, 2, 4, 8, 16)]
+    g = torch.Generator().manual_seed(0)
+    for name, groups, n, k, tokens, dtype, routing in bench_grouped_mm.GPU_CASES:
+        if dtype == torch.float32:
+            continue
+        ends = bench_grouped_mm.group_sizes(groups, tokens, routing, g).cumsum(0)
+        offs = ends.to(torch.int32).cuda()
+        a = torch.randn(tokens, k, device="cuda", dtype=dtype)
+        b = torch.randn(groups, n, k, device="cuda", dtype=dtype).mT
+        sweep(f"grouped_mm {name}", lambda: tg.grouped_mm(a, b, offs), tiles + panels)
+    for name, shapes in [("gemm 64x 128x1024x1024", [(128, 1024, 1024)] * 64),
+                         ("gemm 8x 4096^3", [(4096, 4096, 4096)] * 8),
+                         ("gemm seed000", [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)])]:
+        a = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for m, n, k in shapes]
+        b = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for m, n, k in shapes]
+        sweep(name, lambda: tg.gemm(a, b), tiles + panels)
+    decomps = [(d, {"TORCH_GROUPED_SYR2K_DECOMPOSITION": d})
+               for d in ("data_parallel", "stream_k", "split_k", "dp_one_tile_sk", "two_tile_sk_dp")]
+    for n, k in [(1024, 1024), (2048, 8192), (1024, 4096)]:
+        a, b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16), torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        sweep(f"syr2k n{n} k{k}", lambda: tg.syr2k([a], [b]), decomps)
+        sweep(f"  two mm n{n} k{k}", lambda: torch.addmm(a @ b.T, b, a.T), [])
+
+
+if __name__ == "__main__":
+    main()
