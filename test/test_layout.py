@@ -251,6 +251,19 @@ def test_gpu_blocked_layouts_bit_exact(dtype, variant, monkeypatch):
         assert torch.equal(tg.layout_transform(flat, src, dst), reference.layout_transform(flat, src, dst))
 
 
+def _check_poisoned_offset_strided(shape, perm, dtype, row_pad):
+    """permute_copy bit-exact on a fresh tensor (its output carved from poisoned memory, so that an
+    unwritten element shows), on one offset by an element, and on rows `row_pad` elements longer
+    than they are seen (strided)."""
+    x = _random(shape, dtype, "cuda")
+    torch.empty(1 << 24, device="cuda").fill_(7)  # poison what the output reuses
+    assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
+    flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)
+    assert torch.equal(tg.permute_copy(flat, perm), flat.permute(perm).contiguous())
+    wide = _random(shape[:-1] + (shape[-1] + row_pad,), dtype, "cuda")[..., :shape[-1]]
+    assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous())
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.bfloat16, torch.int16, torch.float32])
@@ -260,13 +273,7 @@ def test_gpu_two_short_axes_swapped_bit_exact(shape, perm, dtype):
     """The two short inner axes of (3, H, W, 7) -> (7, H, W, 3) (pair_swap_copy where both hold less
     than 16 bytes): chunks with a partial last one, a batch axis, one of two elements; offset
     and strided inputs (which take the gather kernel); every output element written."""
-    x = _random(shape, dtype, "cuda")
-    torch.empty(1 << 24, device="cuda").fill_(7)  # poison what the output reuses
-    assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
-    flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)
-    assert torch.equal(tg.permute_copy(flat, perm), flat.permute(perm).contiguous())
-    wide = _random(shape[:-1] + (shape[-1] + 1,), dtype, "cuda")[..., :shape[-1]]
-    assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous())
+    _check_poisoned_offset_strided(shape, perm, dtype, row_pad=1)
 
 
 @pytest.mark.gpu
@@ -280,13 +287,7 @@ def test_gpu_short_axis_apart_bit_exact(shape, perm, dtype):
     is not adjacent to it on the interleaved side ((1024, 2, 32, 8) -> (3, 2, 0, 1)): the
     small-axis kernel with strided runs where the sizes fit it, other kernels elsewhere; offset
     and strided inputs; every output element written."""
-    x = _random(shape, dtype, "cuda")
-    torch.empty(1 << 24, device="cuda").fill_(7)  # poison what the output reuses
-    assert torch.equal(tg.permute_copy(x, perm), x.permute(perm).contiguous())
-    flat = _random((x.numel() + 1,), dtype, "cuda")[1:].view(shape)
-    assert torch.equal(tg.permute_copy(flat, perm), flat.permute(perm).contiguous())
-    wide = _random(shape[:-1] + (shape[-1] + 2,), dtype, "cuda")[..., :shape[-1]]
-    assert torch.equal(tg.permute_copy(wide, perm), wide.permute(perm).contiguous())
+    _check_poisoned_offset_strided(shape, perm, dtype, row_pad=2)
 
 
 PADDED_SPLITS = [((8, 62, 24, 40), "NCHW8c"), ((2, 3, 24, 40), "NCHW8c"), ((1, 13, 8, 16), "NCHW4c"),
