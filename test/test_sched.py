@@ -41,6 +41,29 @@ def test_round_robin_makespan_of_seed_example():
     assert wide == 1024.0 and narrow == 512.0 + 64.0
 
 
+@pytest.mark.parametrize("groups, tile", [
+    ([(1152, 768, 1024), (768, 1152, 1024), (1152, 768, 128), (768, 1152, 128)], [128, 128]),  # seed 000, sorted
+    ([(128, 1024, 1024)] * 64, [128, 256]),   # 64 small experts: 256 tiles, two waves either way
+    ([(64, 512, 512)] * 128, [64, 128]),      # 128 tiny: 64-row tiles waste no rows
+    ([(4096, 4096, 4096)] * 8, [128, 256]),   # big groups: the widest tile
+    ([(300, 200, 64)], [128, 128]),           # one small problem: fewer tiles than SMs, smaller ones spread it
+])
+def test_gemm_tile_choice(groups, tile):
+    """gemm's tile heuristic (sched/tile_choice.h) on the benchmark's list cases, 132 SMs."""
+    m, n, k = (list(v) for v in zip(*groups))
+    assert sched._choose_gemm_tile(m, n, k, 132) == tile
+
+
+def test_gemm_tile_choice_weighs_depth():
+    """Groups of different K: one deep group among shallow ones sets the busiest CTA's time, so
+    the choice follows the deep group's tiles, not the wave count."""
+    shallow = [(128, 256, 64)] * 131
+    # with the deep group first (sorted by K), 128 x 256 gives its CTA one 4096-deep tile of 128 x
+    # 256; 128 x 128 halves that tile and adds a second, shallow, one
+    assert sched._choose_gemm_tile([128] + [m for m, _, _ in shallow], [256] + [n for _, n, _ in shallow],
+                                   [4096] + [k for _, _, k in shallow], 132) == [128, 128]
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("mode", ["device", "host"])
 def test_grouped_visits_every_tile_once(seed, mode):

@@ -21,6 +21,7 @@ TORCH_LIBRARY(grouped, m) {
   // Private: scheduler enumerations for the tests (csrc/cpu/schedule_dump.cpp).
   m.def("_schedule_grouped(int[] m, int[] n, int[] k, int tile_m, int tile_n, int grid, str mode, bool sort_by_k, *, int panel=0) -> Tensor");
   m.def("_round_robin_makespan(int[] counts, float[] costs, int grid) -> float");
+  m.def("_choose_gemm_tile(int[] m, int[] n, int[] k, int sms) -> int[]");
   m.def("_schedule_rank2k(int[] n, int tile_m, int tile_n, int grid, str uplo, *, bool all_tiles=False) -> Tensor");
   m.def("_schedule_streamk(int m, int n, int k, int tile_m, int tile_n, int tile_k, str decomposition, int splits, int grid, bool separate_fixup=True) -> Tensor");
   // Private: the permute_copy planner's decision for a tensor (csrc/cpu/schedule_dump.cpp).

@@ -16,6 +16,7 @@
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
 #include "../sched/group_order.h"
+#include "../sched/tile_choice.h"
 #include "device_info.h"
 #include "list_launch.h"
 #include "list_outputs.h"
@@ -41,49 +42,20 @@ int panel_width(int fallback) {
 }
 constexpr int kListPanel = 8, kOffsetsPanel = 2;
 
-struct Tile {
-  int m, n;
-};
-constexpr Tile kTiles[] = {{128, 256}, {128, 128}, {64, 128}};
+using sched::TileOption;
 
 // TORCH_GROUPED_TILE=MxN forces a tile (for the benchmarks' sweeps); unset or empty: the model.
-std::optional<Tile> forced_tile() {
+const TileOption* forced_tile() {
   const char* v = std::getenv("TORCH_GROUPED_TILE");
-  if (v == nullptr || *v == 0) return std::nullopt;
-  for (const Tile& t : kTiles) {
-    if (std::to_string(t.m) + "x" + std::to_string(t.n) == v) return t;
+  if (v == nullptr || *v == 0) return nullptr;
+  for (const TileOption& t : sched::kTileOptions) {
+    if (std::to_string(t.m) + "x" + std::to_string(t.n) == v) return &t;
   }
   TORCH_CHECK_VALUE(false, "TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128; got '", v, "'");
-  return std::nullopt;
+  return nullptr;
 }
 
-// A tile's WGMMA efficiency relative to 128 x 256, and how many of its CTAs share an SM (two
-// 64-row CTAs: each then advances at half the SM's rate).
-double tile_efficiency(Tile t) { return t.n == 256 ? 1.0 : (t.m == 128 ? 0.92 : 0.85); }
-int ctas_per_sm(Tile t) { return t.m == 64 ? 2 : 1; }
-
-// The modelled time of one tile of K `k`: its MACs over the tile's efficiency, at the rate its CTA
-// gets of an SM, plus a fixed part for the pipeline fill and the epilogue (about two 64-deep K
-// blocks).
-double tile_time(Tile t, int64_t k) {
-  constexpr int64_t kFixedK = 128;
-  return double(ctas_per_sm(t)) * t.m * t.n * double(k + kFixedK) / tile_efficiency(t);
-}
-
-// The tile with the least modelled time; `time(tile)` models the call with that tile.
-template <class TimeFn>
-Tile choose_tile(TimeFn time) {
-  if (auto t = forced_tile()) return *t;
-  Tile best = kTiles[0];
-  double best_time = 0;
-  for (const Tile& t : kTiles) {
-    const double cost = time(t);
-    if (best_time == 0 || cost < best_time) best = t, best_time = cost;
-  }
-  return best;
-}
-
-void launch(const GroupedGemmArgs& args, at::ScalarType input, Tile tile, bool b_k_major, int grid,
+void launch(const GroupedGemmArgs& args, at::ScalarType input, const TileOption& tile, bool b_k_major, int grid,
             const at::Tensor& like) {
   const auto kernel = kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major);
   kernel.launch(args, grid, c10::cuda::getCurrentCUDAStream(like.get_device()).stream());
@@ -118,7 +90,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.out_kind = out_kind(s.out_dtype);
   // Tiles of all groups: every ragged group adds on average half a partial tile row (column),
   // at most one; the virtual tail group one more.
-  auto tiles = [&](Tile t, bool bound) {
+  auto tiles = [&](const TileOption& t, bool bound) {
     const int64_t partial = bound ? s.groups + 1 : s.groups / 2 + 1;
     switch (s.form) {
       case GroupedMmForm::A2dB3d: return (sched::ceil_div(a.size(0), t.m) + partial) * sched::ceil_div(b.size(2), t.n);
@@ -138,11 +110,10 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       break;
   }
   const int sms = multiprocessor_count(a.get_device());
-  // One K for all groups: waves of the persistent grid times the time of one tile.
-  const Tile tile = choose_tile([&](Tile t) {
-    return double(sched::ceil_div(tiles(t, false), int64_t(sms) * ctas_per_sm(t))) * tile_time(t, k);
-  });
-  const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * ctas_per_sm(tile), tiles(tile, true)));
+  const TileOption* forced = forced_tile();
+  const TileOption& tile =
+      forced ? *forced : sched::choose_uniform_tile(k, sms, [&](const TileOption& t) { return tiles(t, false); });
+  const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * tile.ctas_per_sm, tiles(tile, true)));
   // Columns grouped by offsets (3-D x 2-D) start anywhere, and TMA faults (illegal instruction)
   // on a swizzled box whose innermost start coordinate is not 16-byte aligned: there B is read
   // K-major, where the group's first column is an outer coordinate (an N-major B is copied).
@@ -197,20 +168,15 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   if (sort_by_k) order = sched::order_by_k_descending(ks);
 
   const int sms = multiprocessor_count(a[0].get_device());
-  // Groups of different K: the busiest CTA of the round-robin deal over the visiting order.
-  std::vector<int64_t> counts(order.size());
-  std::vector<double> times(order.size());
-  const Tile tile = choose_tile([&](Tile t) {
-    int64_t total = 0;
-    for (size_t j = 0; j < order.size(); ++j) {
-      const GroupShape& g = shapes[active[order[j]]];
-      counts[j] = sched::ceil_div(g.m, t.m) * sched::ceil_div(g.n, t.n);
-      times[j] = tile_time(t, g.k);
-      total += counts[j];
-    }
-    const int64_t grid = std::min<int64_t>(int64_t(sms) * ctas_per_sm(t), total);
-    return sched::round_robin_makespan(counts.data(), times.data(), static_cast<int32_t>(order.size()), grid);
-  });
+  std::vector<int64_t> ms(order.size()), ns(order.size()), ks_visited(order.size());
+  for (size_t j = 0; j < order.size(); ++j) {
+    const GroupShape& g = shapes[active[order[j]]];
+    ms[j] = g.m, ns[j] = g.n, ks_visited[j] = g.k;
+  }
+  const TileOption* forced = forced_tile();
+  const TileOption& tile = forced ? *forced
+                                  : sched::choose_list_tile(ms.data(), ns.data(), ks_visited.data(),
+                                                            static_cast<int32_t>(order.size()), sms);
   const sched::GemmTiles tiles{{tile.m, tile.n}, panel_width(kListPanel)};
 
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.

@@ -1,0 +1,68 @@
+// The grouped kernels' tile heuristic (host only): which of the compiled tile shapes a call of
+// gemm (groups of known sizes) or grouped_mm (ragged sizes on the device) runs with. The model:
+// the time of one tile is its MACs over the shape's relative WGMMA efficiency, at the rate its CTA
+// gets of an SM, plus a fixed part; the call's time is its busiest CTA's (round-robin deal,
+// grouped_visitor.h). Tested on CPU through the private op grouped::_choose_gemm_tile.
+#pragma once
+#include <vector>
+
+#include "grouped_visitor.h"
+
+namespace torch_grouped::sched {
+
+struct TileOption {
+  int32_t m, n;
+  double efficiency;    // WGMMA rate relative to 128 x 256
+  int32_t ctas_per_sm;  // two 64-row CTAs share an SM: each advances at half its rate
+};
+
+// The shapes the kernels are built for (csrc/instantiations/), in order of preference on ties.
+inline constexpr TileOption kTileOptions[] = {{128, 256, 1.0, 1}, {128, 128, 0.92, 1}, {64, 128, 0.85, 2}};
+
+// One tile of depth k, plus a fixed part for the pipeline fill and the epilogue (about two 64-deep
+// K blocks).
+inline double tile_time(const TileOption& t, int64_t k) {
+  constexpr int64_t kFixedK = 128;
+  return double(t.ctas_per_sm) * t.m * t.n * double(k + kFixedK) / t.efficiency;
+}
+
+// The option with the least `time(option)`.
+template <class TimeFn>
+const TileOption& least_time_tile(TimeFn time) {
+  const TileOption* best = nullptr;
+  double best_time = 0;
+  for (const TileOption& t : kTileOptions) {
+    const double cost = time(t);
+    if (best == nullptr || cost < best_time) best = &t, best_time = cost;
+  }
+  return *best;
+}
+
+// A list of groups (m, n, k in visiting order) on `sms` SMs: the busiest CTA of the round-robin
+// deal, so that groups of different K are weighed by their tiles' depth.
+inline const TileOption& choose_list_tile(const int64_t* m, const int64_t* n, const int64_t* k, int32_t groups,
+                                          int64_t sms) {
+  std::vector<int64_t> counts(groups);
+  std::vector<double> times(groups);
+  return least_time_tile([&](const TileOption& t) {
+    int64_t total = 0;
+    for (int32_t g = 0; g < groups; ++g) {
+      counts[g] = ceil_div(m[g], t.m) * ceil_div(n[g], t.n);
+      times[g] = tile_time(t, k[g]);
+      total += counts[g];
+    }
+    const int64_t grid = min64(sms * t.ctas_per_sm, total);
+    return round_robin_makespan(counts.data(), times.data(), groups, grid < 1 ? 1 : grid);
+  });
+}
+
+// One K for every group (grouped_mm): waves of the persistent grid times one tile's time;
+// `tiles(option)` estimates the call's tile count.
+template <class TileCountFn>
+const TileOption& choose_uniform_tile(int64_t k, int64_t sms, TileCountFn tiles) {
+  return least_time_tile([&](const TileOption& t) {
+    return double(ceil_div(tiles(t), sms * t.ctas_per_sm)) * tile_time(t, k);
+  });
+}
+
+}  // namespace torch_grouped::sched
