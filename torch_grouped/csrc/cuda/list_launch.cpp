@@ -6,7 +6,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
-#include <memory>
 #include <mutex>
 
 #include "device_info.h"
@@ -94,8 +93,10 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
     InlineUpload<kSmallInlineUpload> upload;
     inline_upload(upload);
   } else if (used <= kLargeInlineUpload) {
-    auto upload = std::make_unique<InlineUpload<kLargeInlineUpload>>();  // (28 KB: not on the stack)
-    inline_upload(*upload);
+    // 28 KB: not on the stack, and not allocated per call; the launch copies its parameters when
+    // it is made, so the thread's buffer is free again once inline_upload returns.
+    static thread_local InlineUpload<kLargeInlineUpload> upload;
+    inline_upload(upload);
   } else {
     // One pinned staging block and one copy, straight from the caching allocators and
     // cudaMemcpyAsync, as copy_ does it underneath (through at::empty, narrow and copy_, the

@@ -10,8 +10,6 @@
 #pragma once
 #include "common.h"
 
-#include <vector>
-
 namespace torch_grouped::sched {
 
 // Problem sizes as the visitor sees them: one (m, n) per group, in visiting order.
@@ -126,42 +124,6 @@ template <class Tiles>
 TG_HOST_DEVICE TileCoord decode_precomputed(GroupSizes sizes, Tiles tiles, PrecomputedEntry e,
                                             int64_t index) {
   return tiles.coord(e.group, sizes.m[e.group], sizes.n[e.group], index - e.group_first_tile);
-}
-
-// The busiest CTA's work when `grid` CTAs deal out the tiles round-robin (CTA b takes tiles b,
-// b + grid, ...) of groups visited in order, group g holding count[g] tiles of cost[g] each: the
-// time the tile heuristic weighs (a list of groups with different K is not balanced by counting
-// waves: seed 000's example, with two groups of K = 1024 and two of 128, fills one wave of
-// 128 x 256 tiles whose K = 1024 ones set the time, where two waves of 128 x 128 take half as
-// long). Host only; O(groups + grid): each group gives every CTA count / grid tiles, and one more
-// to a circular run of CTAs, added through a difference array.
-inline double round_robin_makespan(const int64_t* count, const double* cost, int32_t groups, int64_t grid) {
-  if (grid < 1) return 0;
-  std::vector<double> base_and_steps(static_cast<size_t>(grid) + 1, 0.0);
-  double everyone = 0;  // added to every CTA
-  int64_t first = 0;    // the group's first tile index, modulo grid
-  for (int32_t g = 0; g < groups; ++g) {
-    everyone += static_cast<double>(count[g] / grid) * cost[g];
-    const int64_t extra = count[g] % grid;  // CTAs first .. first + extra - 1 (mod grid) get one more
-    if (extra > 0) {
-      const int64_t end = first + extra;
-      base_and_steps[first] += cost[g];
-      if (end <= grid) {
-        base_and_steps[end] -= cost[g];
-      } else {
-        base_and_steps[grid] -= cost[g];
-        base_and_steps[0] += cost[g];
-        base_and_steps[end - grid] -= cost[g];
-      }
-    }
-    first = (first + count[g]) % grid;
-  }
-  double run = 0, busiest = 0;
-  for (int64_t b = 0; b < grid; ++b) {
-    run += base_and_steps[b];
-    busiest = b == 0 || run > busiest ? run : busiest;
-  }
-  return everyone + busiest;
 }
 
 }  // namespace torch_grouped::sched
