@@ -1,0 +1,48 @@
+"""The big-shape gap under Nsight Compute: our grouped kernel beside the peer's on the cases where
+we sit at ~90% of dense mm (Mixtral grouped_mm, 8 x 4096^3 through gemm), plus dense torch.mm.
+Each call runs twice (the first warms up); run it under ncu with a kernel filter, e.g.
+    ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+        -k 'regex:grouped_gemm|cutlass|sm90_xmma|nvjet|gemm' --launch-skip-before-match 0 \
+        python3 tools/ncu_bigshape.py [case ...]"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import bench_grouped_mm  # noqa: E402
+import torch_grouped as tg  # noqa: E402
+
+
+def mixtral():
+    name, groups, n, k, tokens, dtype, routing = bench_grouped_mm.GPU_CASES[0]
+    ends = bench_grouped_mm.group_sizes(groups, tokens, routing, torch.Generator().manual_seed(0)).cumsum(0)
+    offs = ends.to(torch.int32).cuda()
+    a = torch.randn(tokens, k, device="cuda", dtype=dtype)
+    b = torch.randn(groups, n, k, device="cuda", dtype=dtype).mT
+    return [("ours mixtral", lambda: tg.grouped_mm(a, b, offs)),
+            ("torch._grouped_mm mixtral", lambda: torch._grouped_mm(a, b, offs=offs))]
+
+
+def cube():
+    a = [torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) for _ in range(8)]
+    b = [torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) for _ in range(8)]
+    return [("ours gemm 8x4096^3", lambda: tg.gemm(a, b)), ("torch.mm 4096^3", lambda: torch.mm(a[0], b[0]))]
+
+
+CASES = {"mixtral": mixtral, "cube": cube}
+
+
+def main():
+    for case in sys.argv[1:] or list(CASES):
+        for label, fn in CASES[case]():
+            for _ in range(2):
+                torch.cuda.nvtx.range_push(label)
+                fn()
+                torch.cuda.nvtx.range_pop()
+            torch.cuda.synchronize()
+            print("ran", label, flush=True)
+
+
+if __name__ == "__main__":
+    main()
