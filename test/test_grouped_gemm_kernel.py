@@ -2,6 +2,7 @@
 empty groups, both B layouts, every output dtype, the zero tail, both scheduler modes, CUDA graphs,
 and the inputs TMA cannot address (which must take the correct slower path)."""
 import random
+import re
 
 import pytest
 import torch
@@ -77,6 +78,94 @@ def test_moe_sizes_many_k_blocks(dtype):
     for k_major in (True, False):
         b = weights(8, 2048, 3072, dtype, k_major, g)
         check(tg.grouped_mm(a, b, offs.cuda()), reference.grouped_mm(a.float(), b.float(), offs), dtype)
+
+
+# Every compiled tile configuration, forced through TORCH_GROUPED_TILE; 128x256c2 is the 2 x 1
+# clustered kernel (B multicast), which the heuristics take only under TORCH_GROUPED_CLUSTER=1.
+TILES = ["128x256", "128x128", "64x128", "128x256c2"]
+
+
+@pytest.mark.parametrize("tile", TILES)
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("k_major", [True, False])
+def test_every_tile_configuration(tile, dtype, k_major, monkeypatch):
+    """Each configuration on the three grouped_mm forms and the list API in both scheduler modes.
+    Group sizes put tile edges everywhere a pair tile of the clustered kernel can end: 1, 129 and
+    300 rows (one, two and three 128-row tiles, so pairs whose second half is past the group),
+    empty groups, 256 rows (one whole pair), and 20 rows past the last offset."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
+    g = torch.Generator().manual_seed(len(tile) * 10 + k_major)
+    k, n = 200, 520  # 3 column tiles of 256, the last 8 wide
+    counts = [1, 129, 0, 300, 256, 3]
+    offs = torch.tensor(counts, dtype=torch.int32).cumsum(0).to(torch.int32)
+    a = torch.randn(int(offs[-1]) + 20, k, generator=g).to("cuda", dtype)
+    b = weights(len(counts), k, n, dtype, k_major, g)
+    poison_next_allocation(a.shape[0] * n)
+    out = tg.grouped_mm(a, b, offs.cuda())
+    check(out, reference.grouped_mm(a, b, offs), dtype)
+    assert torch.all(out[int(offs[-1]):] == 0)
+    # ragged columns (3-D x 2-D): the pair tiles run along each group's 300 rows
+    ends = torch.tensor([0, 136, 137, 400, 520], dtype=torch.int32)
+    a3 = torch.randn(5, 300, k, generator=g).to("cuda", dtype)
+    b2 = weights(1, k, n, dtype, k_major, g)[0]
+    poison_next_allocation(300 * n)
+    check(tg.grouped_mm(a3, b2, ends.cuda()), reference.grouped_mm(a3, b2, ends), dtype)
+    # batched (3-D x 3-D)
+    b3 = weights(5, k, 264, dtype, k_major, g)
+    poison_next_allocation(5 * 300 * 264)
+    check(tg.grouped_mm(a3, b3), reference.grouped_mm(a3, b3, None), dtype)
+    # the list API: host-precomputed lists (per cluster) and the device-only visitor
+    shapes = [(129, 520, 200), (1, 8, 64), (300, 256, 72), (0, 64, 64), (384, 300, 1000)]
+    la = [torch.randn(m, kk, generator=g).to("cuda", dtype) for m, _, kk in shapes]
+    lb = [weights(1, kk, nn, dtype, k_major, g)[0] for _, nn, kk in shapes]
+    for schedule in ("host", "device"):
+        poison_next_allocation(sum(m * nn for m, nn, _ in shapes))
+        for o, r in zip(tg.gemm(la, lb, schedule=schedule), reference.gemm(la, lb)):
+            check(o, r, dtype)
+
+
+def test_clustered_kernel_in_a_cuda_graph(monkeypatch):
+    """The clustered kernel captured once and replayed with new routing, as the default one is."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256c2")
+    torch.manual_seed(4)
+    a = torch.randn(1500, 256, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(6, 256, 600, device="cuda", dtype=torch.bfloat16)
+    offs = torch.tensor([100, 300, 300, 700, 900, 1000], dtype=torch.int32, device="cuda")
+    tg.grouped_mm(a, b, offs)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.grouped_mm(a, b, offs)
+    for trial in range(3):
+        counts = torch.bincount(torch.randint(6, (1300 + 97 * trial,)), minlength=6)
+        offs.copy_(counts.cumsum(0).to(torch.int32))
+        graph.replay()
+        check(out, reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+
+
+def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
+    """TORCH_GROUPED_CLUSTER=1 turns the model's 128 x 256 choice into the clustered kernel, whose
+    launch carries a cluster dimension; the result is the same as without it, bit for bit (the
+    same tiles, the same K order)."""
+    a = torch.randn(6144, 512, device="cuda", dtype=torch.bfloat16)  # the model picks 128 x 256 here
+    b = torch.randn(4, 512, 3072, device="cuda", dtype=torch.bfloat16)
+    offs = torch.tensor([1000, 3100, 4000, 6144], dtype=torch.int32, device="cuda")
+    plain = tg.grouped_mm(a, b, offs)
+    monkeypatch.setenv("TORCH_GROUPED_CLUSTER", "1")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        clustered = tg.grouped_mm(a, b, offs)
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    # the configuration's last template argument is its cluster size
+    assert any(re.search(r"GroupedGemmConfig<[^<>]*, 2>", x) for x in names), names
+    assert torch.equal(plain, clustered)
+
+
+def test_forced_tile_must_exist(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "256x256")
+    a = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(2, 64, 64, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="TORCH_GROUPED_TILE must be one of"):
+        tg.grouped_mm(a, b, torch.tensor([32, 64], dtype=torch.int32, device="cuda"))
 
 
 def test_strided_offsets():

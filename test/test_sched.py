@@ -89,6 +89,38 @@ def test_grouped_visits_every_tile_once(seed, mode):
     assert not counts or max(counts) - min(counts) <= 1 or len(per_cta) < grid
 
 
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("mode", ["device", "host"])
+def test_cluster_pairs_cover_every_tile_once(seed, mode):
+    """2 x 1 clusters (the B-multicast kernel): the visitor deals 256-row pair tiles to clusters,
+    CTA r of a cluster takes tile row 2i + r. Every 128-row tile is some CTA's exactly once; the
+    only extra CTA tiles are the odd last row of a group (its CTA loads B for its peer, stores
+    nothing); the two CTAs of a cluster walk the same pair tiles step by step."""
+    rng = random.Random(100 + seed)
+    groups = rng.randint(0, 30)
+    m = [rng.choice([0, 1, 128, 129, 256, rng.randint(1, 900)]) for _ in range(groups)]
+    n = [rng.randint(0, 700) for _ in range(groups)]
+    k = [rng.randint(0, 4096) for _ in range(groups)]
+    grid = 2 * rng.randint(1, 66)
+    panel = rng.choice([0, 2, 8])
+    rows = sched._schedule_grouped(m, n, k, 128, 256, grid, mode, rng.random() < 0.5, panel=panel,
+                                   cluster_m=2).tolist()
+    inside = collections.Counter((g, i, j) for _, _, g, i, j, _ in rows if i < math.ceil(m[g] / 128))
+    expected = {(g, i, j) for g in range(groups) for i, j in _tiles(m[g], n[g], 128, 256)}
+    assert set(inside) == expected and all(v == 1 for v in inside.values())
+    extra = [(g, i) for _, _, g, i, _, _ in rows if i >= math.ceil(m[g] / 128)]
+    assert all(i == math.ceil(m[g] / 128) and i % 2 == 1 for g, i in extra)
+    by_cta = {(cta, step): (g, i, j) for cta, step, g, i, j, _ in rows}
+    for (cta, step), (g, i, j) in by_cta.items():
+        peer = by_cta[(cta ^ 1, step)]
+        assert peer[0] == g and peer[2] == j and peer[1] == i ^ 1 and i % 2 == cta % 2
+
+
+def test_cluster_grid_must_hold_whole_clusters():
+    with pytest.raises(ValueError, match="multiple of cluster_m"):
+        sched._schedule_grouped([256], [256], [64], 128, 256, 3, "device", False, cluster_m=2)
+
+
 def test_panel_raster_keeps_a_wave_in_a_panel():
     """Panels 8 tiles wide: the first 132 tiles of a 16 x 112-tile grid are the 128 tiles of
     columns 0-7 and 4 tiles of row 0 in the next panel, so one wave reads 16 A strips and 12 B

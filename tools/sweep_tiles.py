@@ -1,5 +1,5 @@
 """Times grouped_mm's MoE cases and gemm's list cases under every forced tile and panel width
-(TORCH_GROUPED_TILE, TORCH_GROUPED_PANEL), and syr2k's one-problem cases under every
+(TORCH_GROUPED_TILE, 128x256c2 the clustered kernel; TORCH_GROUPED_PANEL), and syr2k's one-problem cases under every
 decomposition (TORCH_GROUPED_SYR2K_DECOMPOSITION), beside the choice the heuristics make: how much
 the host heuristics leave on the table.
     PYTHONPATH=$PWD:benchmarks python3 tools/sweep_tiles.py"""
@@ -41,7 +41,7 @@ def sweep(name, fn, variants, rounds=3):
 
 
 def main():
-    tiles = [(t, {"TORCH_GROUPED_TILE": t}) for t in ("128x256", "128x128", "64x128")]
+    tiles = [(t, {"TORCH_GROUPED_TILE": t}) for t in ("128x256", "128x256c2", "128x128", "64x128")]
     panels = [(f"panel{p}", {"TORCH_GROUPED_PANEL": str(p)}) for p in (0, 2, 4, 8, 16)]
     g = torch.Generator().manual_seed(0)
     for name, groups, n, k, tokens, dtype, routing in bench_grouped_mm.GPU_CASES:

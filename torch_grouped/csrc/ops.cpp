@@ -19,7 +19,7 @@ TORCH_LIBRARY(grouped, m) {
   m.def("permute_copy(Tensor x, int[] dims) -> Tensor");
   m.def("layout_transform(Tensor x, str src_layout, str dst_layout) -> Tensor");
   // Private: scheduler enumerations for the tests (csrc/cpu/schedule_dump.cpp).
-  m.def("_schedule_grouped(int[] m, int[] n, int[] k, int tile_m, int tile_n, int grid, str mode, bool sort_by_k, *, int panel=0) -> Tensor");
+  m.def("_schedule_grouped(int[] m, int[] n, int[] k, int tile_m, int tile_n, int grid, str mode, bool sort_by_k, *, int panel=0, int cluster_m=1) -> Tensor");
   m.def("_round_robin_makespan(int[] counts, float[] costs, int grid) -> float");
   m.def("_choose_gemm_tile(int[] m, int[] n, int[] k, int sms) -> int[]");
   m.def("_schedule_rank2k(int[] n, int tile_m, int tile_n, int grid, str uplo, *, bool all_tiles=False) -> Tensor");

@@ -26,21 +26,29 @@ at::Tensor rows_to_tensor(const std::vector<std::vector<int64_t>>& rows, int64_t
 
 // Visits every tile of every CTA in `mode` ("device": the sequential visitor each CTA runs;
 // "host": the precomputed per-CTA lists). Rows: (cta, step, group, tile_m, tile_n, valid) with
-// the group numbered as the caller gave it, whatever the visiting order.
+// the group numbered as the caller gave it, whatever the visiting order. With clusters of
+// `cluster_m` CTAs (grid a multiple of it), `tiles` are the pair tiles dealt to the clusters, and
+// the rows give each CTA's own tile of the pair (sched::cluster_member_tile).
 template <class Tiles>
 at::Tensor dump_grouped(const std::vector<int64_t>& m, const std::vector<int64_t>& n,
-                        const std::vector<int32_t>& order, Tiles tiles, int64_t grid,
-                        const std::string& mode) {
-  TORCH_CHECK_VALUE(grid >= 1, "schedule: grid must be >= 1, got ", grid);
+                        const std::vector<int32_t>& order, Tiles tiles, int64_t cta_grid,
+                        const std::string& mode, int64_t cluster_m = 1) {
+  TORCH_CHECK_VALUE(cta_grid >= 1, "schedule: grid must be >= 1, got ", cta_grid);
+  TORCH_CHECK_VALUE(cluster_m >= 1 && cta_grid % cluster_m == 0, "schedule: grid (", cta_grid,
+                    ") must be a multiple of cluster_m (", cluster_m, ")");
+  const int64_t grid = cta_grid / cluster_m;  // the walkers: CTAs, or clusters
   TORCH_CHECK_VALUE(mode == "device" || mode == "host", "schedule: mode must be 'device' or 'host', got '", mode, "'");
   std::vector<int64_t> ms, ns;
   for (int32_t g : order) ms.push_back(m[g]), ns.push_back(n[g]);
   const sched::GroupSizes sizes{ms.data(), ns.data(), static_cast<int32_t>(order.size())};
   const int64_t total = sched::total_tiles(sizes, tiles);
   std::vector<std::vector<int64_t>> rows;
-  for (int64_t cta = 0; cta < grid; ++cta) {
+  for (int64_t cta = 0; cta < grid; ++cta) {  // (a walker: a cluster when cluster_m > 1)
     auto emit = [&](int64_t step, const sched::TileCoord& c) {
-      rows.push_back({cta, step, order[c.group], c.tile_m, c.tile_n, c.valid ? 1 : 0});
+      for (int32_t rank = 0; rank < cluster_m; ++rank) {
+        const sched::TileCoord own = sched::cluster_member_tile(c, static_cast<int32_t>(cluster_m), rank);
+        rows.push_back({cta * cluster_m + rank, step, order[own.group], own.tile_m, own.tile_n, own.valid ? 1 : 0});
+      }
     };
     if (mode == "device") {
       sched::GroupedVisitor<Tiles> visitor(sizes, tiles);
@@ -74,14 +82,15 @@ std::vector<int32_t> identity_order(size_t count) {
 
 at::Tensor schedule_grouped(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRef k, int64_t tile_m,
                             int64_t tile_n, int64_t grid, const std::string& mode, bool sort_by_k,
-                            int64_t panel) {
+                            int64_t panel, int64_t cluster_m) {
   TORCH_CHECK_VALUE(m.size() == n.size() && n.size() == k.size(), "schedule: m, n, k differ in length");
   const std::vector<int64_t> mv(m.begin(), m.end()), nv(n.begin(), n.end()), kv(k.begin(), k.end());
   const auto order = sort_by_k ? sched::order_by_k_descending(kv) : identity_order(kv.size());
   TORCH_CHECK_VALUE(panel >= 0, "schedule: panel must be >= 0, got ", panel);
-  const sched::GemmTiles tiles{{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)},
+  TORCH_CHECK_VALUE(cluster_m >= 1, "schedule: cluster_m must be >= 1, got ", cluster_m);
+  const sched::GemmTiles tiles{{static_cast<int32_t>(tile_m * cluster_m), static_cast<int32_t>(tile_n)},
                                static_cast<int32_t>(panel)};
-  return dump_grouped(mv, nv, order, tiles, grid, mode);
+  return dump_grouped(mv, nv, order, tiles, grid, mode, cluster_m);
 }
 
 // `all_tiles`: the GEMM walk over the whole square that the syr2k kernel runs for comparison.

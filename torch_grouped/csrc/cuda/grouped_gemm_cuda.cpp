@@ -44,21 +44,31 @@ constexpr int kListPanel = 8, kOffsetsPanel = 2;
 
 using sched::TileOption;
 
-// TORCH_GROUPED_TILE=MxN forces a tile (for the benchmarks' sweeps); unset or empty: the model.
-const TileOption* forced_tile() {
-  const char* v = std::getenv("TORCH_GROUPED_TILE");
-  if (v == nullptr || *v == 0) return nullptr;
-  for (const TileOption& t : sched::kTileOptions) {
-    if (std::to_string(t.m) + "x" + std::to_string(t.n) == v) return &t;
-  }
-  TORCH_CHECK_VALUE(false, "TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128; got '", v, "'");
-  return nullptr;
+std::string tile_name(const TileOption& t) {
+  return std::to_string(t.m) + "x" + std::to_string(t.n) + (t.cluster_m > 1 ? "c" + std::to_string(t.cluster_m) : "");
 }
 
-void launch(const GroupedGemmArgs& args, at::ScalarType input, const TileOption& tile, bool b_k_major, int grid,
-            const at::Tensor& like) {
-  const auto kernel = kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major);
-  kernel.launch(args, grid, c10::cuda::getCurrentCUDAStream(like.get_device()).stream());
+// TORCH_GROUPED_TILE=MxN (or 128x256c2, the clustered kernel) forces a tile, for the benchmarks'
+// sweeps; unset or empty: the model, whose 128 x 256 becomes the clustered kernel under
+// TORCH_GROUPED_CLUSTER=1 (sched::kClusterTile says why that is not the default yet).
+template <class ModelFn>
+const TileOption& chosen_tile(ModelFn model) {
+  const char* v = std::getenv("TORCH_GROUPED_TILE");
+  if (v != nullptr && *v != 0) {
+    for (const TileOption& t : sched::kTileOptions) {
+      if (tile_name(t) == v) return t;
+    }
+    if (tile_name(sched::kClusterTile) == v) return sched::kClusterTile;
+    TORCH_CHECK_VALUE(false, "TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128, 128x256c2; got '", v, "'");
+  }
+  const TileOption& t = model();
+  const char* cluster = std::getenv("TORCH_GROUPED_CLUSTER");
+  const bool clustered = cluster != nullptr && std::string(cluster) == "1";
+  return clustered && t.m == sched::kClusterTile.m && t.n == sched::kClusterTile.n ? sched::kClusterTile : t;
+}
+
+kernels::GroupedGemmKernel kernel_for(at::ScalarType input, const TileOption& tile, bool b_k_major) {
+  return kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major, tile.cluster_m);
 }
 
 }  // namespace
@@ -90,8 +100,10 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.out_kind = out_kind(s.out_dtype);
   // Tiles of all groups: every ragged group adds on average half a partial tile row (column),
   // at most one; the virtual tail group one more.
-  auto tiles = [&](const TileOption& t, bool bound) {
+  // (Of the scheduled tiles: a cluster's pair tile counts once.)
+  auto tiles = [&](const TileOption& option, bool bound) {
     const int64_t partial = bound ? s.groups + 1 : s.groups / 2 + 1;
+    const sched::TileShape t = option.scheduled();
     switch (s.form) {
       case GroupedMmForm::A2dB3d: return (sched::ceil_div(a.size(0), t.m) + partial) * sched::ceil_div(b.size(2), t.n);
       case GroupedMmForm::A3dB2d: return sched::ceil_div(a.size(1), t.m) * (sched::ceil_div(b.size(1), t.n) + partial);
@@ -110,10 +122,8 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       break;
   }
   const int sms = multiprocessor_count(a.get_device());
-  const TileOption* forced = forced_tile();
-  const TileOption& tile =
-      forced ? *forced : sched::choose_uniform_tile(k, sms, [&](const TileOption& t) { return tiles(t, false); });
-  const int grid = static_cast<int>(std::min<int64_t>(int64_t(sms) * tile.ctas_per_sm, tiles(tile, true)));
+  const TileOption& tile = chosen_tile(
+      [&]() -> const TileOption& { return sched::choose_uniform_tile(k, sms, [&](const TileOption& t) { return tiles(t, false); }); });
   // Columns grouped by offsets (3-D x 2-D) start anywhere, and TMA faults (illegal instruction)
   // on a swizzled box whose innermost start coordinate is not 16-byte aligned: there B is read
   // K-major, where the group's first column is an outer coordinate (an N-major B is copied).
@@ -124,10 +134,13 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int ia = operands.add(a), ib = operands.add(b, /*transposed=*/k_major);
   operands.copy(a.device(), c10::cuda::getCurrentCUDAStream(a.get_device()).stream(), keep);
   if (!operands[ia] || !operands[ib]) return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents
-  p.a_map = a_map(*operands[ia], tile.m, a.scalar_type());
-  p.b_map = b_map(*operands[ib], k_major, tile.n, a.scalar_type());
-  p.tiles = sched::GemmTiles{{tile.m, tile.n}, panel_width(kOffsetsPanel)};
-  launch(p, a.scalar_type(), tile, k_major, grid, a);
+  const kernels::GroupedGemmKernel kernel = kernel_for(a.scalar_type(), tile, k_major);
+  // The persistent grid: every resident CTA, or one per tile (a cluster per pair tile) if fewer.
+  const int64_t walkers = std::min<int64_t>(kernel.resident(a.get_device()) / kernel.cluster_m, tiles(tile, true));
+  p.a_map = a_map(*operands[ia], kernel.tile_m, a.scalar_type());
+  p.b_map = b_map(*operands[ib], k_major, kernel.b_box_n(), a.scalar_type());
+  p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kOffsetsPanel)};
+  kernel.launch(p, static_cast<int>(walkers * kernel.cluster_m), c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
   return out;
 }
 
@@ -173,11 +186,10 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     const GroupShape& g = shapes[active[order[j]]];
     ms[j] = g.m, ns[j] = g.n, ks_visited[j] = g.k;
   }
-  const TileOption* forced = forced_tile();
-  const TileOption& tile = forced ? *forced
-                                  : sched::choose_list_tile(ms.data(), ns.data(), ks_visited.data(),
-                                                            static_cast<int32_t>(order.size()), sms);
-  const sched::GemmTiles tiles{{tile.m, tile.n}, panel_width(kListPanel)};
+  const TileOption& tile = chosen_tile([&]() -> const TileOption& {
+    return sched::choose_list_tile(ms.data(), ns.data(), ks_visited.data(), static_cast<int32_t>(order.size()), sms);
+  });
+  const sched::GemmTiles tiles{tile.scheduled(), panel_width(kListPanel)};
 
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
   std::vector<at::Tensor> keep;
@@ -198,12 +210,11 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
                                a_op->base, a_op->outer_stride, b_op->base, b_op->outer_stride, nullptr, 0},
                               *a_op, *b_op};
   }
-  const auto kernel = kernels::grouped_gemm_kernel(input_kind(a[0].scalar_type()), tile.m, tile.n, k_major);
   GroupedGemmArgs p{};
   p.out_kind = out_kind(od);
   p.tiles = tiles;
-  launch_list(problems, tiles, ListLaunch{kernel.launch, a[0].scalar_type(), tile.m, tile.n, kernel.ctas_per_sm,
-                                          k_major, mode != GemmSchedule::Device}, p, device);
+  launch_list(problems, tiles, ListLaunch{kernel_for(a[0].scalar_type(), tile, k_major), a[0].scalar_type(), k_major,
+                                          mode != GemmSchedule::Device}, p, device);
   return out;
 }
 

@@ -54,20 +54,24 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   for (int32_t j = 0; j < groups; ++j) ms[j] = problems[j].group.m, ns[j] = problems[j].group.n;
   const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
   const int64_t total = sched::total_tiles(sizes, tiles);
-  const int64_t slots = int64_t(multiprocessor_count(device.index())) * how.ctas_per_sm;
-  const int grid = how.grid > 0 ? how.grid : static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(slots, total)));
-  const int64_t stride = how.host_lists ? sched::ceil_div(total, grid) : 0;
+  // The persistent grid: every resident CTA, or one per tile if fewer. Its walkers (the CTAs, or
+  // with clusters the clusters) are dealt the tiles of `tiles` (with clusters, pair tiles).
+  const int cluster = how.kernel.cluster_m;
+  const int64_t resident = how.kernel.resident(device.index()) / cluster;
+  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(resident, total));
+  const int grid = static_cast<int>(walkers * cluster);
+  const int64_t stride = how.host_lists ? sched::ceil_div(total, walkers) : 0;
 
   // The problem table at offset 0 and the per-CTA lists after it, then (on the device only) the
   // tensor maps, 128-byte aligned.
   const size_t entries_at = (groups * sizeof(kernels::ListGroup) + 127) / 128 * 128;
-  const size_t used = entries_at + grid * stride * sizeof(sched::PrecomputedEntry);
+  const size_t used = entries_at + walkers * stride * sizeof(sched::PrecomputedEntry);
   const size_t maps_offset = (used + 127) / 128 * 128;
   auto fill = [&](uint8_t* base) {
     auto* list = reinterpret_cast<kernels::ListGroup*>(base);
     for (int32_t j = 0; j < groups; ++j) list[j] = problems[j].group;
     if (how.host_lists)
-      sched::fill_all_cta_schedules(sizes, tiles, grid, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
+      sched::fill_all_cta_schedules(sizes, tiles, walkers, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
   };
   const at::Tensor dev = at::detail::empty_cuda({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
                                                 at::kByte, device, std::nullopt);
@@ -77,8 +81,8 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
 
   // The tensor maps: two templates encoded here, patched per group on the device.
   ListMapsArgs maps{};
-  maps.a_template = a_map(problems[0].a, how.tile_m, how.dtype);
-  maps.b_template = b_map(problems[0].b, how.b_k_major, how.tile_n, how.dtype);
+  maps.a_template = a_map(problems[0].a, how.kernel.tile_m, how.dtype);
+  maps.b_template = b_map(problems[0].b, how.b_k_major, how.kernel.b_box_n(), how.dtype);
   maps.a_maps = reinterpret_cast<CUtensorMap*>(dbase + maps_offset);
   maps.b_maps = maps.a_maps + groups;
   maps.groups = groups;
@@ -119,7 +123,7 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   p.list = reinterpret_cast<const kernels::ListGroup*>(dbase);
   p.precomputed = how.host_lists ? reinterpret_cast<const sched::PrecomputedEntry*>(dbase + entries_at) : nullptr;
   p.precomputed_stride = stride;
-  how.kernel(p, grid, stream);
+  how.kernel.launch(p, grid, stream);
 }
 
 template void launch_list<sched::GemmTiles>(const std::vector<ListProblem>&, sched::GemmTiles, const ListLaunch&,

@@ -17,13 +17,10 @@ struct ListProblem {
 };
 
 struct ListLaunch {
-  kernels::GroupedGemmLauncher kernel;
+  kernels::GroupedGemmKernel kernel;  // its tiles, clusters and resident CTAs
   at::ScalarType dtype;  // of the operands
-  int tile_m, tile_n;
-  int ctas_per_sm;
   bool b_k_major;
-  bool host_lists;  // host-precomputed per-CTA tile lists, else the device-only visitor
-  int grid = 0;     // CTAs; 0: one per tile, at most ctas_per_sm per SM
+  bool host_lists;  // host-precomputed tile lists (per CTA, or per cluster), else the device-only visitor
 };
 
 // `p` carries the mode's fields (out_kind, tiles or triangle, alpha and beta); the rest is filled

@@ -119,7 +119,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   p.triangle = tiles;
   p.alpha = static_cast<float>(alpha);
   p.beta = static_cast<float>(beta);
-  ListLaunch how{kernels::rank2k_kernel(input_kind(a[0].scalar_type()), false), a[0].scalar_type(), kTile, kTile, 1,
+  ListLaunch how{kernels::rank2k_kernel(input_kind(a[0].scalar_type()), false), a[0].scalar_type(),
                  /*b_k_major=*/true, /*host_lists=*/true};
   if (problems.size() == 1 && !tiles.all_tiles) {
     // One problem: the Batched form, its maps encoded here. No problem table to upload and no
@@ -147,7 +147,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
       }
       grid = p.streamk.grid;
     }
-    kernels::rank2k_kernel(input_kind(dtype), streamk)(p, static_cast<int>(grid), stream);
+    kernels::rank2k_kernel(input_kind(dtype), streamk).launch(p, static_cast<int>(grid), stream);
     return out;
   }
   launch_list(problems, tiles, how, p, device);

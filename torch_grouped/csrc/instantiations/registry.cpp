@@ -5,17 +5,23 @@
 
 namespace torch_grouped::kernels {
 
-#define TG_DECLARE(NAME) void NAME(const GroupedGemmArgs&, int, cudaStream_t);
+#define TG_DECLARE(NAME) \
+  void NAME(const GroupedGemmArgs&, int, cudaStream_t); \
+  int NAME##_resident(int);
 TG_DECLARE(grouped_gemm_bf16_128x128_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_128x128_bnmajor)
 TG_DECLARE(grouped_gemm_bf16_128x256_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_128x256_bnmajor)
+TG_DECLARE(grouped_gemm_bf16_128x256c2_bkmajor)
+TG_DECLARE(grouped_gemm_bf16_128x256c2_bnmajor)
 TG_DECLARE(grouped_gemm_bf16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_64x128_bnmajor)
 TG_DECLARE(grouped_gemm_f16_128x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x128_bnmajor)
 TG_DECLARE(grouped_gemm_f16_128x256_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x256_bnmajor)
+TG_DECLARE(grouped_gemm_f16_128x256c2_bkmajor)
+TG_DECLARE(grouped_gemm_f16_128x256c2_bnmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
 TG_DECLARE(rank2k_bf16_128x128)
@@ -35,35 +41,41 @@ TG_DECLARE(streamk_f16_128x256_bnmajor)
 namespace {
 
 struct Entry {
-  int tile_m, tile_n;
-  GroupedGemmLauncher n_major, k_major;
+  GroupedGemmKernel n_major, k_major;  // the same tiles, B N-major and K-major
 };
-// Per input kind, the tiles that exist.
-constexpr Entry kBFloat16[] = {
-    {128, 128, grouped_gemm_bf16_128x128_bnmajor, grouped_gemm_bf16_128x128_bkmajor},
-    {128, 256, grouped_gemm_bf16_128x256_bnmajor, grouped_gemm_bf16_128x256_bkmajor},
-    {64, 128, grouped_gemm_bf16_64x128_bnmajor, grouped_gemm_bf16_64x128_bkmajor}};
-constexpr Entry kHalf[] = {
-    {128, 128, grouped_gemm_f16_128x128_bnmajor, grouped_gemm_f16_128x128_bkmajor},
-    {128, 256, grouped_gemm_f16_128x256_bnmajor, grouped_gemm_f16_128x256_bkmajor},
-    {64, 128, grouped_gemm_f16_64x128_bnmajor, grouped_gemm_f16_64x128_bkmajor}};
+#define TG_ENTRY(M, N, C, NAME_N, NAME_K) {{NAME_N, M, N, C, NAME_N##_resident}, {NAME_K, M, N, C, NAME_K##_resident}}
+// Per input kind, the kernels that exist.
+const Entry kBFloat16[] = {
+    TG_ENTRY(128, 128, 1, grouped_gemm_bf16_128x128_bnmajor, grouped_gemm_bf16_128x128_bkmajor),
+    TG_ENTRY(128, 256, 1, grouped_gemm_bf16_128x256_bnmajor, grouped_gemm_bf16_128x256_bkmajor),
+    TG_ENTRY(128, 256, 2, grouped_gemm_bf16_128x256c2_bnmajor, grouped_gemm_bf16_128x256c2_bkmajor),
+    TG_ENTRY(64, 128, 1, grouped_gemm_bf16_64x128_bnmajor, grouped_gemm_bf16_64x128_bkmajor)};
+const Entry kHalf[] = {
+    TG_ENTRY(128, 128, 1, grouped_gemm_f16_128x128_bnmajor, grouped_gemm_f16_128x128_bkmajor),
+    TG_ENTRY(128, 256, 1, grouped_gemm_f16_128x256_bnmajor, grouped_gemm_f16_128x256_bkmajor),
+    TG_ENTRY(128, 256, 2, grouped_gemm_f16_128x256c2_bnmajor, grouped_gemm_f16_128x256c2_bkmajor),
+    TG_ENTRY(64, 128, 1, grouped_gemm_f16_64x128_bnmajor, grouped_gemm_f16_64x128_bkmajor)};
+#undef TG_ENTRY
 
 }  // namespace
 
-GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major) {
+GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m) {
   const Entry* table = input == InputKind::BFloat16 ? kBFloat16 : kHalf;
-  for (int i = 0; i < 3; ++i) {
-    if (table[i].tile_m == tile_m && table[i].tile_n == tile_n) {
-      return {b_k_major ? table[i].k_major : table[i].n_major, tile_m, tile_n, tile_m == 64 ? 2 : 1};
-    }
+  for (int i = 0; i < 4; ++i) {
+    const GroupedGemmKernel& k = table[i].n_major;
+    if (k.tile_m == tile_m && k.tile_n == tile_n && k.cluster_m == cluster_m) return b_k_major ? table[i].k_major : k;
   }
-  TORCH_INTERNAL_ASSERT(false, "grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles");
+  TORCH_INTERNAL_ASSERT(false, "grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles in clusters of ", cluster_m);
   return {};
 }
 
-GroupedGemmLauncher rank2k_kernel(InputKind input, bool streamk) {
-  if (input == InputKind::BFloat16) return streamk ? rank2k_streamk_bf16_128x128 : rank2k_bf16_128x128;
-  return streamk ? rank2k_streamk_f16_128x128 : rank2k_f16_128x128;
+GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk) {
+  if (input == InputKind::BFloat16) {
+    return streamk ? GroupedGemmKernel{rank2k_streamk_bf16_128x128, 128, 128, 1, rank2k_streamk_bf16_128x128_resident}
+                   : GroupedGemmKernel{rank2k_bf16_128x128, 128, 128, 1, rank2k_bf16_128x128_resident};
+  }
+  return streamk ? GroupedGemmKernel{rank2k_streamk_f16_128x128, 128, 128, 1, rank2k_streamk_f16_128x128_resident}
+                 : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident};
 }
 
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n) {

@@ -14,17 +14,23 @@ enum class InputKind : int32_t { BFloat16 = 0, Half = 1 };
 
 struct GroupedGemmKernel {
   GroupedGemmLauncher launch;
-  int tile_m, tile_n;
-  int ctas_per_sm;  // the persistent grid is this many CTAs per SM
+  int tile_m, tile_n;  // of one CTA
+  // CTAs per cluster along M (1: no clusters). The scheduler deals cluster_m·tile_m x tile_n pair
+  // tiles, one per cluster, and the grid is a multiple of cluster_m.
+  int cluster_m;
+  int (*resident)(int device);  // CTAs resident at once on `device`: the persistent grid
+  // Rows of a K-major B box (N-major boxes are 64 columns whatever the tile): a CTA of a cluster
+  // loads its share of the B tile.
+  int b_box_n() const { return tile_n / cluster_m; }
 };
 
-// The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128) and B
-// K-major or N-major.
-GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major);
+// The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128; with
+// cluster_m = 2 only 128x256) and B K-major or N-major.
+GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1);
 
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of
 // args.streamk (one problem), partial tiles in args.workspace.
-GroupedGemmLauncher rank2k_kernel(InputKind input, bool streamk);
+GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk);
 
 // The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
 // or N-major, one CTA per SM, two consumer warpgroups.

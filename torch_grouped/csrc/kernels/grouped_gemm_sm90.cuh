@@ -45,10 +45,18 @@ namespace torch_grouped::kernels {
 //            (linear tile t is the Rank2K walk's tile t; both passes are the tile's iterations)
 enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
 
-template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped>
+template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
+  // ClusterM = 2: CTAs run in 2 x 1 clusters whose two CTAs take vertically adjacent tiles of one
+  // group (the scheduler deals 2·BM x BN pair tiles, one per cluster), so they need the same B
+  // tile: each loads half of it and multicasts it to both, which halves B's L2 reads (the big
+  // shapes are bound by L2 traffic; session 8, run 1).
+  static constexpr int ClusterM = ClusterM_;
+  static_assert(ClusterM == 1 || (ClusterM == 2 && Mode_ == KernelMode::Grouped && BN % 128 == 0),
+                "clusters: the grouped walk only, B tiles that halve into whole TMA boxes");
+  using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::_1, cute::_1>;
   static constexpr bool Rank2K = Mode_ == KernelMode::Rank2K || Mode_ == KernelMode::Rank2KStreamK;
   static constexpr bool StreamK = Mode_ == KernelMode::StreamK || Mode_ == KernelMode::Rank2KStreamK;
   static_assert(!Rank2K || (BM == BN && BKMajor_), "Rank2K needs square tiles and K-major operands");
@@ -121,13 +129,15 @@ struct TileWalker {
   __device__ explicit TileWalker(const GroupedGemmArgs& args)
       : p(args), tiles(tiles_of(args)), visitor{Sizes{&args}, visited_groups(args), tiles_of(args)} {}
 
-  // Tile `step` of this CTA (linear tile blockIdx.x + step * gridDim.x) and its problem.
+  // Tile `step` of this CTA's walker (linear tile w + step * walkers) and its problem. A walker is
+  // a CTA, or with clusters a cluster, whose CTAs take their rows of the pair tile it is dealt.
   __device__ __forceinline__ bool next(int64_t step, sched::TileCoord& tile, GroupProblem& q) {
-    const int64_t index = blockIdx.x + step * gridDim.x;
+    const int64_t walker = blockIdx.x / Cfg::ClusterM, walkers = gridDim.x / Cfg::ClusterM;
+    const int64_t index = walker + step * walkers;
     auto read = [&](int32_t i) { return int64_t(__ldg(p.offs + i)); };
     if (p.precomputed != nullptr) {
       if (step >= p.precomputed_stride) return false;
-      const sched::PrecomputedEntry e = p.precomputed[blockIdx.x * p.precomputed_stride + step];
+      const sched::PrecomputedEntry e = p.precomputed[walker * p.precomputed_stride + step];
       if (e.group < 0) return false;  // past this CTA's last tile
       q = resolve_group(p, e.group, read);
       tile = tiles.coord(e.group, q.m, q.n, index - e.group_first_tile);
@@ -159,6 +169,10 @@ struct TileUnits {
   __device__ __forceinline__ bool next(WorkUnit& u) {
     while (walker.next(step++, u.tile, u.q)) {
       if (!u.tile.valid) continue;  // a padding slot of the Rank2K walk
+      // A pair tile's rows: this CTA's half. Where the half lies past the group's rows the CTA
+      // still loads and multiplies (its half of B feeds its peer; A's rows there belong to the
+      // next group or are TMA's zero fill) and its store writes nothing (store_tile's bounds).
+      if constexpr (Cfg::ClusterM > 1) u.tile = sched::cluster_member_tile(u.tile, Cfg::ClusterM, int32_t(cute::block_rank_in_cluster()));
       u.kb_begin = 0;
       u.kb_end = int32_t(sched::ceil_div(u.q.k, Cfg::BK)) * (Cfg::Rank2K ? 2 : 1);
       return true;
@@ -233,7 +247,23 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
       }
       const int32_t k0 = kb * Cfg::BK;
       cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a, k0, row, q.a_batch);
-      if constexpr (Cfg::BKMajor) {
+      if constexpr (Cfg::ClusterM > 1) {
+        // This CTA's share of the B tile, written into the same stage of both CTAs (the stage
+        // indices agree: the two walk the same pair tiles, so the same K blocks). The full
+        // barrier of each counts the whole stage, half of B arriving from the peer.
+        constexpr uint16_t kBoth = (1u << Cfg::ClusterM) - 1;
+        constexpr int kRows = Cfg::BN / Cfg::ClusterM;  // K-major: B rows (one box); N-major: columns
+        const int32_t first = int32_t(cute::block_rank_in_cluster()) * kRows;
+        if constexpr (Cfg::BKMajor) {
+          cute::SM90_TMA_LOAD_MULTICAST_3D::copy(q.b, bar, kBoth, kEvictNormal, b + first * Cfg::BK, k0, col + first,
+                                                  q.b_batch);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kRows / 64; ++j)
+            cute::SM90_TMA_LOAD_MULTICAST_3D::copy(q.b, bar, kBoth, kEvictNormal, b + (first + 64 * j) * Cfg::BK,
+                                                    col + first + 64 * j, k0, q.b_batch);
+        }
+      } else if constexpr (Cfg::BKMajor) {
         cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b, k0, col, q.b_batch);
       } else {
 #pragma unroll
@@ -243,6 +273,11 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
       ++state;
     }
     __syncwarp();
+  }
+  // With clusters the peer's consumers release this CTA's stages and its multicasts land here:
+  // the CTA may exit only once every stage it filled has been released by both.
+  if constexpr (Cfg::ClusterM > 1) {
+    if (leader) pipeline.producer_tail(state);
   }
 }
 
@@ -393,6 +428,22 @@ __device__ __forceinline__ void store_rank2k_tile(Acc& acc, const Coords& coords
                                diagonal ? (lower ? Keep::Upper : Keep::Lower) : Keep::All);
 }
 
+// Frees a stage for the producers that fill it. With clusters both CTAs' producers write into it
+// (B's multicast halves), so each consumer warpgroup arrives once on each CTA's empty barrier,
+// lane r of the warpgroup on CTA r's: computed from the thread index here, where CUTLASS's
+// consumer_release keeps the target and predicate per thread in the pipeline object, which ptxas
+// spilled to local memory inside the K loop (two LDL per K block at 168 registers).
+template <class Cfg>
+__device__ __forceinline__ void release_stage(typename Cfg::Pipeline& pipeline, typename Cfg::SharedStorage& smem,
+                                              const typename Cfg::Pipeline::PipelineState& state, int thread) {
+  if constexpr (Cfg::ClusterM > 1) {
+    const uint32_t lane = uint32_t(thread) % 128;
+    if (lane < Cfg::ClusterM) smem.pipeline.empty_barrier_[state.index()].arrive(lane);
+  } else {
+    pipeline.consumer_release(state);
+  }
+}
+
 template <class Cfg>
 __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem, int thread) {
@@ -429,12 +480,12 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       // Keep one batch of WGMMAs in flight: the previous one is done, so its stage is free.
       warpgroup_wait<1>();
       warpgroup_fence_operand(acc);
-      if (kb > 0) pipeline.consumer_release(previous);
+      if (kb > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
       previous = state;
       ++state;
     }
     warpgroup_wait<0>();
-    if (kblocks > 0) pipeline.consumer_release(previous);
+    if (kblocks > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
 
     if constexpr (Cfg::StreamK) {
       if (u.slot >= 0) {  // a segment of a cut tile: published; the last to arrive (or a separate kernel) sums
@@ -478,8 +529,14 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
   params.num_consumers = 128 * Cfg::Consumers;
   params.role = warpgroup == 0 ? Cfg::Pipeline::ThreadCategory::Producer : Cfg::Pipeline::ThreadCategory::Consumer;
   params.is_leader = threadIdx.x == 0;
-  typename Cfg::Pipeline pipeline(smem.pipeline, params, cute::Shape<cute::_1, cute::_1, cute::_1>{});
-  __syncthreads();  // barriers initialised before anyone waits on them
+  typename Cfg::Pipeline pipeline(smem.pipeline, params, typename Cfg::ClusterShape{});
+  // Barriers initialised before anyone waits on them (or, in a cluster, signals them remotely).
+  if constexpr (Cfg::ClusterM > 1) {
+    cute::cluster_arrive_relaxed();
+    cute::cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
   if (warpgroup == 0) {
     cutlass::arch::warpgroup_reg_dealloc<Cfg::ProducerRegs>();
@@ -497,30 +554,84 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
 #endif
 }
 
-// Host side of one configuration: shared memory, then the launch on `stream`.
+// Host side of one configuration: the shared-memory attribute, set once per device (it is per
+// device), before a launch or an occupancy query.
 template <class Cfg>
-void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {
-  auto kernel = grouped_gemm_sm90_kernel<Cfg>;
-  // The attribute is per device: set once on each.
+void prepare_grouped_gemm(int device) {
   static std::atomic<uint64_t> attribute_set{0};  // bit d: done on device d
-  int device = 0;
-  C10_CUDA_CHECK(cudaGetDevice(&device));
-  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
+  const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
   if (bit == 0 || !(attribute_set.load(std::memory_order_relaxed) & bit)) {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SmemBytes));
+    C10_CUDA_CHECK(cudaFuncSetAttribute(grouped_gemm_sm90_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        Cfg::SmemBytes));
     attribute_set.fetch_or(bit, std::memory_order_relaxed);
   }
-  kernel<<<grid, Cfg::Threads, Cfg::SmemBytes, stream>>>(args);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file).
-// MODE is Grouped, Rank2K, StreamK or Rank2KStreamK.
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE)                                 \
-  namespace torch_grouped::kernels {                                                                      \
-  void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                 \
-    launch_grouped_gemm<GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE>>(args, grid, stream);     \
-  }                                                                                                       \
+template <class Cfg>
+cudaLaunchConfig_t cluster_launch_config(int grid, cudaStream_t stream, cudaLaunchAttribute& cluster) {
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = Cfg::ClusterM, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid), config.blockDim = dim3(Cfg::Threads);
+  config.dynamicSmemBytes = Cfg::SmemBytes, config.stream = stream;
+  config.attrs = &cluster, config.numAttrs = 1;
+  return config;
+}
+
+// How many CTAs of this configuration can be resident at once on `device`: the persistent grid.
+// Without clusters CtasPerSm per SM; with them, whole clusters that fit into the GPCs (a GPC with
+// an odd number of free SMs leaves one idle), as the occupancy API counts them. Cached per device.
+template <class Cfg>
+int resident_grouped_gemm_ctas(int device) {
+  static std::atomic<int> cache[64];  // zero: not asked yet
+  const int slot = device >= 0 && device < 64 ? device : 0;
+  int ctas = cache[slot].load(std::memory_order_relaxed);
+  if (ctas > 0) return ctas;
+  int sms = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  ctas = sms * Cfg::CtasPerSm;
+  if constexpr (Cfg::ClusterM > 1) {
+    prepare_grouped_gemm<Cfg>(device);
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config = cluster_launch_config<Cfg>(sms * Cfg::ClusterM, nullptr, cluster);
+    int clusters = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_gemm_sm90_kernel<Cfg>, &config));
+    TORCH_CHECK(clusters > 0, "torch_grouped: no cluster of ", Cfg::ClusterM, " CTAs fits on device ", device);
+    ctas = clusters * Cfg::ClusterM;
   }
+  cache[slot].store(ctas, std::memory_order_relaxed);
+  return ctas;
+}
+
+// The launch on `stream`: `grid` CTAs (a multiple of ClusterM).
+template <class Cfg>
+void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  prepare_grouped_gemm<Cfg>(device);
+  if constexpr (Cfg::ClusterM > 1) {
+    TORCH_INTERNAL_ASSERT(grid % Cfg::ClusterM == 0, "a clustered grid of ", grid, " CTAs");
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t config = cluster_launch_config<Cfg>(grid, stream, cluster);
+    C10_CUDA_CHECK(cudaLaunchKernelEx(&config, grouped_gemm_sm90_kernel<Cfg>, args));
+  } else {
+    grouped_gemm_sm90_kernel<Cfg><<<grid, Cfg::Threads, Cfg::SmemBytes, stream>>>(args);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+// Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file), and
+// `NAME_resident` (resident_grouped_gemm_ctas). MODE is Grouped, Rank2K, StreamK or Rank2KStreamK;
+// the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters.
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M)                    \
+  namespace torch_grouped::kernels {                                                                          \
+  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M>;                   \
+  void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                     \
+    launch_grouped_gemm<NAME##_config>(args, grid, stream);                                                   \
+  }                                                                                                           \
+  int NAME##_resident(int device) { return resident_grouped_gemm_ctas<NAME##_config>(device); }              \
+  }
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, 1)
 
 }  // namespace torch_grouped::kernels

@@ -44,6 +44,16 @@ struct GemmTiles {
   }
 };
 
+// Clusters of `cluster_m` CTAs along M (the kernels' B multicast): the visitor deals pair tiles of
+// cluster_m·tile.m rows to the clusters, as it deals tiles to CTAs, and CTA `rank` of a cluster
+// takes tile row pair.tile_m·cluster_m + rank of the group's grid of tile.m-row tiles. A rank
+// whose row lies past the group's last (an odd count of tile rows) still runs: its CTA loads its
+// share of B for the others, and stores nothing.
+TG_HOST_DEVICE TileCoord cluster_member_tile(TileCoord pair, int32_t cluster_m, int32_t rank) {
+  pair.tile_m = pair.tile_m * cluster_m + rank;
+  return pair;
+}
+
 // Sequential ("device-only") visitor: a CTA keeps the group it last visited and the first linear
 // tile of that group, and only walks forward, because its tile indices only grow. This is the
 // reference that the warp-parallel search of the device kernels must agree with.

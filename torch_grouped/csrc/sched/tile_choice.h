@@ -47,13 +47,22 @@ inline double round_robin_makespan(const int64_t* count, const double* cost, int
 }
 
 struct TileOption {
-  int32_t m, n;
+  int32_t m, n;         // of one CTA
   double efficiency;    // WGMMA rate relative to 128 x 256
   int32_t ctas_per_sm;  // two 64-row CTAs share an SM: each advances at half its rate
+  int32_t cluster_m = 1;  // CTAs per cluster along M: the scheduler deals cluster_m·m x n tiles
+  TG_HOST_DEVICE TileShape scheduled() const { return TileShape{m * cluster_m, n}; }
 };
 
 // The shapes the kernels are built for (csrc/instantiations/), in order of preference on ties.
 inline constexpr TileOption kTileOptions[] = {{128, 256, 1.0, 1}, {128, 128, 0.92, 1}, {64, 128, 0.85, 2}};
+
+// 128 x 256 tiles in 2 x 1 clusters that multicast B (kernels/grouped_gemm_sm90.cuh). Not weighed
+// by the model yet: its gain (a third less L2 traffic per stage) and its cost (a pair tile of
+// 256 rows, so a group's odd last tile row runs a CTA that stores nothing) are unmeasured. Taken
+// when forced (TORCH_GROUPED_TILE=128x256c2) or, with TORCH_GROUPED_CLUSTER=1, wherever the model
+// picks 128 x 256.
+inline constexpr TileOption kClusterTile{128, 256, 1.0, 1, 2};
 
 // One tile of depth k, plus a fixed part for the pipeline fill and the epilogue (about two 64-deep
 // K blocks).
