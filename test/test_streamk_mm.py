@@ -29,6 +29,17 @@ def test_two_level_fixup(decomposition, grid, splits, segments, separate):
     reference.assert_close(out, a @ b, torch.float64)
 
 
+def test_auto_plans_remembered_per_shape(device):
+    """`auto` remembers its plan per set of inputs (common/streamk_plan_cache.h): shapes that
+    differ in one size only, called in turn, each get their own plan (a plan of another K would
+    skip or repeat K blocks, of another M or N leave tiles out), on the second call as on the first."""
+    shapes = [(300, 200, 700), (300, 200, 704), (300, 264, 700), (364, 200, 700), (300, 200, 40)]
+    operands = [(torch.randn(m, k, device=device), torch.randn(k, n, device=device)) for m, n, k in shapes]
+    for _ in range(2):
+        for a, b in operands:
+            reference.assert_close(tg.streamk_mm(a, b), a.double() @ b.double(), torch.float32)
+
+
 @pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
 def test_bitwise_repeatable(decomposition, device):
     a = torch.randn(300, 700, device=device)

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../common/checks.h"
+#include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
 #include "../sched/streamk_calibration.h"
@@ -103,8 +104,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
   const int64_t resident = multiprocessor_count(device);
   const int64_t g = grid > 0 ? std::min(grid, resident) : resident;
-  p.streamk = sched::resolve_streamk_plan(cached_model(device), d, is_auto, splits, m, n, k, kStreamKTileM,
-                                          tile_n, kTileK, g, /*may_separate=*/true);
+  p.streamk = resolve_streamk_plan_cached(cached_model(device), d, is_auto, splits, m, n, k, kStreamKTileM, tile_n,
+                                          kTileK, g, /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
   p.m = m, p.n = n, p.k = k;
   p.groups = 1;

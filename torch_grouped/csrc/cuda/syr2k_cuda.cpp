@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "../common/checks.h"
+#include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
 #include "device_info.h"
 #include "list_launch.h"
@@ -50,7 +51,7 @@ sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles
   // (Unscaled, n = 1024 took Stream-K at 37 µs against 33 µs for the plain walk, run 27.)
   sched::StreamKModel model = cached_model(device);
   model.c *= double(kTile) * kTile / (double(kernels::kStreamKTileM) * 256);
-  return sched::resolve_streamk_plan(model, d, is_auto, 0, kTile, count * kTile, iters * kTileK, kTile, kTile, kTileK,
+  return resolve_streamk_plan_cached(model, d, is_auto, 0, kTile, count * kTile, iters * kTileK, kTile, kTile, kTileK,
                                      multiprocessor_count(device), /*may_separate=*/false);
 }
 
