@@ -3,6 +3,8 @@ shapes where tiles < CTAs, tiles >> CTAs, K of one iteration, M, N, K off the 12
 the 128x128 one for N <= 128);
 bitwise-repeatable results; grids smaller than the split count; CUDA-graph replay with the cached
 tile counters; the paths the kernel hands to cuBLAS."""
+import re
+
 import pytest
 import torch
 
@@ -158,3 +160,44 @@ def test_transposed_and_offset_operands():
     b = base[:1024, :400].T.T         # a plain view
     check(tg.streamk_mm(a, b, decomposition="stream_k"), a, b)
     check(tg.streamk_mm(a.T.contiguous().T, b.T.contiguous().T, decomposition="split_k"), a, b)
+
+
+# The epilogue through TMA stores (TORCH_GROUPED_TMA_STORE=1, 128x256 tiles; opt-in until timed).
+TMA_STORE_SHAPES = [
+    (1000, 3000, 64),     # many tiles of one K block: the epilogue is most of the work
+    (136, 264, 1000),     # M and N just past a tile: boxes clipped on both edges
+    (1920, 2816, 576),    # a full wave and a ragged one
+    (256, 512, 8192),     # every tile cut: the last arriver's store
+    (200, 4104, 300),     # N a multiple of 8 but not of 64: a clipped 128-byte box
+]
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k", TMA_STORE_SHAPES)
+def test_tma_store_epilogue(decomposition, m, n, k, monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
+    for dtype, b_n_major in ((torch.bfloat16, True), (torch.float16, False)):
+        a, b = operands(m, n, k, dtype, b_n_major)
+        poison()
+        out = tg.streamk_mm(a, b, decomposition=decomposition, splits=3)
+        check(out, a, b)
+        monkeypatch.delenv("TORCH_GROUPED_TMA_STORE")
+        assert torch.equal(out, tg.streamk_mm(a, b, decomposition=decomposition, splits=3)), "differs from the thread stores"
+        monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
+
+
+def test_tma_store_takes_its_kernel(monkeypatch):
+    """With the switch on, an aligned 128x256 output runs the TMA-store variant (the config's last
+    template argument); rows that are not 16-byte aligned (N = 1001) keep the thread stores."""
+    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
+
+    def kernels(n):
+        a, b = operands(512, n, 256)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            out = tg.streamk_mm(a, b, decomposition="data_parallel")
+            torch.cuda.synchronize()
+        check(out, a, b)
+        return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+    assert any(re.search(r"GroupedGemmConfig<[^<>]*, true>", x) for x in kernels(1024))
+    assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true>", x) for x in kernels(1001))

@@ -18,6 +18,11 @@ CUtensorMap a_map(const TmaOperand& a, int tile_m, at::ScalarType dtype);
 // operand in boxes of 64 columns x 64 rows of K).
 CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType dtype);
 
+// The output `out` ([batch, rows, N]) for the epilogue's TMA stores (kernels/grouped_gemm_args.h,
+// c_map), when TORCH_GROUPED_TMA_STORE=1 and TMA can address it; else nothing (the threads store).
+// Only for outputs that one map covers problem by problem (the Batched form, streamk_mm).
+std::optional<CUtensorMap> output_map(const at::Tensor& out);
+
 // Whether a [K, N] operand is used K-major: unit stride along K, or a single column. An operand
 // with neither stride 1 is copied to the layout chosen here.
 bool b_is_k_major(int64_t k, int64_t n, int64_t stride_k, int64_t stride_n);

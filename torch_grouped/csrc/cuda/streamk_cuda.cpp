@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -113,6 +114,9 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.ldc = n;
   p.c_batch_stride = m * n;
   p.out_kind = out_kind(a.scalar_type());
+  // TORCH_GROUPED_TMA_STORE=1: the epilogue through TMA stores (not yet run on a GPU: opt-in).
+  std::optional<CUtensorMap> c_map = tile_n == 256 ? output_map(out) : std::nullopt;
+  if (c_map) p.c_map = *c_map;
 
   const int64_t slots = p.streamk.workspace_slots();
   at::Tensor workspace;
@@ -122,7 +126,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
     if (!p.streamk.separate_fixup)
       p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers, keep);
   }
-  kernels::streamk_kernel(input_kind(a.scalar_type()), k_major, tile_n)(p, static_cast<int>(p.streamk.grid), stream);
+  kernels::streamk_kernel(input_kind(a.scalar_type()), k_major, tile_n, c_map.has_value())(p, static_cast<int>(p.streamk.grid), stream);
   if (p.streamk.separate_fixup)
     launch_streamk_reduce(p.streamk, p.workspace, kStreamKTileM, tile_n, {out.data_ptr(), m, n, n, p.out_kind}, stream);
   return out;

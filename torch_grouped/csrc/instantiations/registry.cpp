@@ -36,6 +36,10 @@ TG_DECLARE(streamk_bf16_128x256_bkmajor)
 TG_DECLARE(streamk_bf16_128x256_bnmajor)
 TG_DECLARE(streamk_f16_128x256_bkmajor)
 TG_DECLARE(streamk_f16_128x256_bnmajor)
+TG_DECLARE(streamk_bf16_128x256_bkmajor_tmastore)
+TG_DECLARE(streamk_bf16_128x256_bnmajor_tmastore)
+TG_DECLARE(streamk_f16_128x256_bkmajor_tmastore)
+TG_DECLARE(streamk_f16_128x256_bnmajor_tmastore)
 #undef TG_DECLARE
 
 namespace {
@@ -78,8 +82,13 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk) {
                  : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident};
 }
 
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n) {
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store) {
   const bool bf16 = input == InputKind::BFloat16;
+  if (tma_store) {
+    TORCH_INTERNAL_ASSERT(tile_n == 256, "Stream-K: TMA stores only with 128x256 tiles");
+    if (bf16) return b_k_major ? streamk_bf16_128x256_bkmajor_tmastore : streamk_bf16_128x256_bnmajor_tmastore;
+    return b_k_major ? streamk_f16_128x256_bkmajor_tmastore : streamk_f16_128x256_bnmajor_tmastore;
+  }
   if (tile_n == 128) {
     if (bf16) return b_k_major ? streamk_bf16_128x128_bkmajor : streamk_bf16_128x128_bnmajor;
     return b_k_major ? streamk_f16_128x128_bkmajor : streamk_f16_128x128_bnmajor;

@@ -41,6 +41,11 @@ struct GroupedGemmArgs {
   // serves every group: rows of a neighbouring group that a tile reads are never stored.
   CUtensorMap a_map;
   CUtensorMap b_map;
+  // The output as [batch, rows, N] in boxes of one 128-byte line x 64 rows (128-byte swizzle),
+  // for the epilogue of the TMA-store kernels (store_tile_tma; streamk_mm, when the output's rows
+  // are 16-byte aligned). TMA clips each box at the tensor's edges, which is a tile's bounds only
+  // where one map covers one problem's output.
+  CUtensorMap c_map;
   const CUtensorMap* a_maps;  // List: per-group maps in device memory
   const CUtensorMap* b_maps;
   const ListGroup* list;      // List: per-group sizes and outputs in device memory

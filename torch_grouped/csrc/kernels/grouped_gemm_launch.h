@@ -35,6 +35,7 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk);
 // The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
 // or N-major, one CTA per SM, two consumer warpgroups.
 constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n);
+// `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map).
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store = false);
 
 }  // namespace torch_grouped::kernels

@@ -45,7 +45,8 @@ namespace torch_grouped::kernels {
 //            (linear tile t is the Rank2K walk's tile t; both passes are the tile's iterations)
 enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
 
-template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1>
+template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1,
+          bool TmaStore_ = false>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
@@ -75,7 +76,15 @@ struct GroupedGemmConfig {
   static constexpr int StageBytes = (BM + BN) * BK * int(sizeof(T));
   // The epilogue stages 64 rows x one 128-byte line of output per consumer warpgroup in shared
   // memory (store_tile), sized for the widest output type (fp32: 32 columns + 8 of padding).
-  static constexpr int EpilogueBytes = Consumers * 64 * (32 + 8) * 4;
+  // With TMA stores (store_tile_tma; a variant of its own, so that the other kernels' register
+  // allocation stays as it was: in one kernel with both epilogues ptxas spilled 4-30x more) two
+  // such chunks per warpgroup, 1024-byte aligned and unpadded (TMA's 128-byte swizzle), so that
+  // one is filled while the TMA engine still reads the other.
+  static constexpr bool TmaStore = TmaStore_;
+  static_assert(!TmaStore || (!Rank2K && Consumers == 2), "TMA stores: 128-row tiles of the GEMM walks");
+  static constexpr int EpilogueChunkBytes = 64 * 128;
+  static constexpr int EpilogueWarpgroupBytes = TmaStore ? 2 * EpilogueChunkBytes : 64 * (32 + 8) * 4;
+  static constexpr int EpilogueBytes = Consumers * EpilogueWarpgroupBytes;
   // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
   static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes;
   static constexpr int Stages = StageBudget / StageBytes < 8 ? StageBudget / StageBytes : 8;
@@ -97,11 +106,12 @@ struct GroupedGemmConfig {
   struct alignas(1024) SharedStorage {
     alignas(1024) T a[Stages * BM * BK];
     alignas(1024) T b[Stages * BN * BK];
-    alignas(16) float epilogue[Consumers][64 * (32 + 8)];
+    alignas(1024) float epilogue[Consumers][EpilogueWarpgroupBytes / 4];
     typename Pipeline::SharedStorage pipeline;
     int fixup_last[Consumers];  // Stream-K: streamk_fixup.cuh
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
+  static_assert(SmemBytes * CtasPerSm <= 227 * 1024, "shared memory beyond an SM's 227 KB");
 };
 
 // The tile sequence of one CTA, identical in every warp.
@@ -387,6 +397,45 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
   cutlass::arch::NamedBarrier::sync(128, barrier);  // the buffer is free for the next tile
 }
 
+// The tile through TMA stores, one 128-byte line of output columns x the warpgroup's 64 rows per
+// store: each thread converts its accumulators (pairs of adjacent columns) into one of the
+// warpgroup's two chunk buffers, laid out as TMA's 128-byte swizzle expects (16-byte unit j of
+// row r at unit j ^ (r % 8): a warp's pair writes, 8 rows x 4 pairs, fall in 32 distinct banks),
+// and one thread hands the chunk to the TMA engine, which clips it at the output's edges. The
+// warpgroup goes on to the next chunk, and after the last to the next tile's WGMMAs, while the
+// engine writes the chunk out: the stores drain during the next tile instead of stalling the
+// threads that issue them (16384² x 256: 379 µs, the output's 537 MB at 1.4 TB/s). A buffer is
+// refilled only once the engine has read it (wait_group.read 1: the other may still be in flight).
+template <class Out, class Cfg, class Acc, class Coords>
+__device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coords, const GroupedGemmArgs& p,
+                                               int32_t batch, int64_t row0, int64_t col0, float* buffers_raw,
+                                               int warpgroup, int thread) {
+  constexpr int W = 128 / int(sizeof(Out));  // columns of one 128-byte line
+  static_assert((Cfg::BN / W) % 2 == 0, "an even number of chunks per tile: chunk c always takes buffer c % 2");
+  uint8_t* buffers = reinterpret_cast<uint8_t*>(buffers_raw);
+  const int barrier = 1 + warpgroup;
+  const bool issuer = thread % 128 == 0;
+  cute::for_each(cute::make_int_sequence<Cfg::BN / W>{}, [&](auto chunk_c) {
+    constexpr int chunk = decltype(chunk_c)::value;
+    uint8_t* buffer = buffers + (chunk % 2) * Cfg::EpilogueChunkBytes;
+    if (issuer) cute::tma_store_wait<1>();  // the engine has read this buffer's previous chunk
+    cutlass::arch::NamedBarrier::sync(128, barrier);
+    CUTE_UNROLL
+    for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
+      const int r = int(cute::get<0>(coords(i))) - 64 * warpgroup, col = int(cute::get<1>(coords(i))) - chunk * W;
+      const int byte = col * int(sizeof(Out));
+      store_pair(reinterpret_cast<Out*>(buffer + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16), acc(i),
+                 acc(i + 1));
+    }
+    cute::tma_store_fence();  // the generic-proxy writes, visible to the TMA engine
+    cutlass::arch::NamedBarrier::sync(128, barrier);
+    if (issuer) {
+      cute::SM90_TMA_STORE_3D::copy(&p.c_map, buffer, int32_t(col0 + chunk * W), int32_t(row0 + 64 * warpgroup), batch);
+      cute::tma_store_arrive();
+    }
+  });
+}
+
 // syr2k's values, in place: acc = alpha·acc + beta·c, c read from its `uplo` triangle (at the
 // element's mirror where the element lies outside it).
 template <class Out, class Acc, class Coords>
@@ -506,11 +555,24 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     }
     const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     float* stage = smem.epilogue[warpgroup];
+    if constexpr (Cfg::TmaStore) {
+      const int32_t batch = q.a_batch;  // the Batched form's group (streamk_mm: 0)
+      switch (p.out_kind) {
+        case OutKind::Float: store_tile_tma<float, Cfg>(acc, coords, p, batch, row0, col0, stage, warpgroup, thread); break;
+        case OutKind::BFloat16: store_tile_tma<__nv_bfloat16, Cfg>(acc, coords, p, batch, row0, col0, stage, warpgroup, thread); break;
+        default: store_tile_tma<__half, Cfg>(acc, coords, p, batch, row0, col0, stage, warpgroup, thread); break;
+      }
+      continue;
+    }
     switch (p.out_kind) {
       case OutKind::Float: store_tile<float, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
       case OutKind::BFloat16: store_tile<__nv_bfloat16, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
       default: store_tile<__half, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
     }
+  }
+  // The engine must have read the last chunks before the CTA's shared memory goes away.
+  if constexpr (Cfg::TmaStore) {
+    if (thread % 128 == 0) cute::tma_store_wait<0>();
   }
 }
 
@@ -622,16 +684,21 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file), and
 // `NAME_resident` (resident_grouped_gemm_ctas). MODE is Grouped, Rank2K, StreamK or Rank2KStreamK;
-// the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters.
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M)                    \
+// the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters, the _TMA_STORE form stores
+// through store_tile_tma (args.c_map).
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE)          \
   namespace torch_grouped::kernels {                                                                          \
-  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M>;                   \
+  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE>;        \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                     \
     launch_grouped_gemm<NAME##_config>(args, grid, stream);                                                   \
   }                                                                                                           \
   int NAME##_resident(int device) { return resident_grouped_gemm_ctas<NAME##_config>(device); }              \
   }
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, 1)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, 1, false)
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false)
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, 1, true)
 
 }  // namespace torch_grouped::kernels
