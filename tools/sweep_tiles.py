@@ -1,7 +1,8 @@
 """Times grouped_mm's MoE cases and gemm's list cases under every forced tile and panel width
-(TORCH_GROUPED_TILE, 128x256c2 the clustered kernel; TORCH_GROUPED_PANEL), and syr2k's one-problem cases under every
-decomposition (TORCH_GROUPED_SYR2K_DECOMPOSITION), beside the choice the heuristics make: how much
-the host heuristics leave on the table.
+(TORCH_GROUPED_TILE, 128x256c2 the clustered kernel; TORCH_GROUPED_PANEL), syr2k's one-problem
+cases under every decomposition (TORCH_GROUPED_SYR2K_DECOMPOSITION), beside the choice the
+heuristics make: how much the host heuristics leave on the table; and streamk_mm with and without
+its TMA-store epilogue (TORCH_GROUPED_TMA_STORE).
     PYTHONPATH=$PWD:benchmarks python3 tools/sweep_tiles.py"""
 import os
 import sys
@@ -64,6 +65,11 @@ def main():
         a, b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16), torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         sweep(f"syr2k n{n} k{k}", lambda: tg.syr2k([a], [b]), decomps)
         sweep(f"  two mm n{n} k{k}", lambda: torch.addmm(a @ b.T, b, a.T), [])
+    # streamk_mm's epilogue through TMA stores against the threads' stores, beside cuBLAS
+    for m, n, k in [(16384, 16384, 256), (8192, 8192, 1024), (6144, 6144, 1024), (1000, 3000, 64), (4096, 4096, 4096)]:
+        a, b = torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        sweep(f"streamk_mm {m}x{n}x{k}", lambda: tg.streamk_mm(a, b), [("tma_store", {"TORCH_GROUPED_TMA_STORE": "1"})])
+        sweep(f"  torch.mm {m}x{n}x{k}", lambda: torch.mm(a, b), [])
 
 
 if __name__ == "__main__":
