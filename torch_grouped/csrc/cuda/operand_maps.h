@@ -20,7 +20,8 @@ CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType 
 
 // The output `out` ([batch, rows, N]) for the epilogue's TMA stores (kernels/grouped_gemm_args.h,
 // c_map), when TORCH_GROUPED_TMA_STORE=1 and TMA can address it; else nothing (the threads store).
-// Only for outputs that one map covers problem by problem (the Batched form, streamk_mm).
+// Only for an output that the map covers exactly, one problem (streamk_mm): TMA clips a box at
+// the map's edges, not at a group's.
 std::optional<CUtensorMap> output_map(const at::Tensor& out);
 
 // Whether a [K, N] operand is used K-major: unit stride along K, or a single column. An operand
