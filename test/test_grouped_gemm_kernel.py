@@ -81,8 +81,16 @@ def test_moe_sizes_many_k_blocks(dtype):
 
 
 # Every compiled tile configuration, forced through TORCH_GROUPED_TILE; 128x256c2 is the 2 x 1
-# clustered kernel (B multicast), which the heuristics take only under TORCH_GROUPED_CLUSTER=1.
-TILES = ["128x256", "128x128", "64x128", "128x256c2"]
+# clustered kernel (B multicast), which the heuristics take only under TORCH_GROUPED_CLUSTER=1;
+# "+tma" adds TORCH_GROUPED_TMA_STORE=1 (the 128x256 variant whose epilogue stores through TMA).
+TILES = ["128x256", "128x128", "64x128", "128x256c2", "128x256+tma"]
+
+
+def force_tile(monkeypatch, tile):
+    name, _, extra = tile.partition("+")
+    monkeypatch.setenv("TORCH_GROUPED_TILE", name)
+    if extra == "tma":
+        monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
 
 
 @pytest.mark.parametrize("tile", TILES)
@@ -92,8 +100,9 @@ def test_every_tile_configuration(tile, dtype, k_major, monkeypatch):
     """Each configuration on the three grouped_mm forms and the list API in both scheduler modes.
     Group sizes put tile edges everywhere a pair tile of the clustered kernel can end: 1, 129 and
     300 rows (one, two and three 128-row tiles, so pairs whose second half is past the group),
-    empty groups, 256 rows (one whole pair), and 20 rows past the last offset."""
-    monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
+    empty groups, 256 rows (one whole pair), and 20 rows past the last offset. With TMA stores the
+    64-row blocks inside a group go through TMA and the others through the threads, in one call."""
+    force_tile(monkeypatch, tile)
     g = torch.Generator().manual_seed(len(tile) * 10 + k_major)
     k, n = 200, 520  # 3 column tiles of 256, the last 8 wide
     counts = [1, 129, 0, 300, 256, 3]
@@ -104,6 +113,9 @@ def test_every_tile_configuration(tile, dtype, k_major, monkeypatch):
     out = tg.grouped_mm(a, b, offs.cuda())
     check(out, reference.grouped_mm(a, b, offs), dtype)
     assert torch.all(out[int(offs[-1]):] == 0)
+    poison_next_allocation(a.shape[0] * n)  # fp32 output: 32-column lines, 8 per 256-wide tile
+    out32 = tg.grouped_mm(a, b, offs.cuda(), out_dtype=torch.float32)
+    check(out32, reference.grouped_mm(a, b, offs), dtype)
     # ragged columns (3-D x 2-D): the pair tiles run along each group's 300 rows
     ends = torch.tensor([0, 136, 137, 400, 520], dtype=torch.int32)
     a3 = torch.randn(5, 300, k, generator=g).to("cuda", dtype)
@@ -115,7 +127,7 @@ def test_every_tile_configuration(tile, dtype, k_major, monkeypatch):
     poison_next_allocation(5 * 300 * 264)
     check(tg.grouped_mm(a3, b3), reference.grouped_mm(a3, b3, None), dtype)
     # the list API: host-precomputed lists (per cluster) and the device-only visitor
-    shapes = [(129, 520, 200), (1, 8, 64), (300, 256, 72), (0, 64, 64), (384, 300, 1000)]
+    shapes = [(129, 520, 200), (1, 8, 64), (300, 256, 72), (0, 64, 64), (384, 304, 1000)]
     la = [torch.randn(m, kk, generator=g).to("cuda", dtype) for m, _, kk in shapes]
     lb = [weights(1, kk, nn, dtype, k_major, g)[0] for _, nn, kk in shapes]
     for schedule in ("host", "device"):
@@ -158,6 +170,34 @@ def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
     # the configuration's last template argument is its cluster size
     assert any(re.search(r"GroupedGemmConfig<[^<>]*, 2>", x) for x in names), names
     assert torch.equal(plain, clustered)
+
+
+def test_tma_store_takes_its_kernel(monkeypatch):
+    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles: the list API, the ragged rows and the
+    batched form run the TMA-store variant (the configuration's last template argument), the
+    ragged columns keep the thread stores, as does a list with one output whose rows are not
+    16-byte aligned."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
+    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
+
+    def variant(fn):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        configs = [re.search(r"GroupedGemmConfig<[^<>]*, (true|false)>", x) for x in names]
+        return {m.group(1) for m in configs if m}
+
+    a = torch.randn(600, 256, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(3, 256, 512, device="cuda", dtype=torch.bfloat16)
+    offs = torch.tensor([100, 350, 600], dtype=torch.int32, device="cuda")
+    assert variant(lambda: tg.grouped_mm(a, b, offs)) == {"true"}
+    a3 = torch.randn(3, 200, 256, device="cuda", dtype=torch.bfloat16)
+    assert variant(lambda: tg.grouped_mm(a3, b)) == {"true"}
+    assert variant(lambda: tg.grouped_mm(a3, b[0], offs.clamp(max=512))) == {"false"}
+    la = [torch.randn(300, 256, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    assert variant(lambda: tg.gemm(la, [b[0], b[1]])) == {"true"}
+    assert variant(lambda: tg.gemm(la, [b[0], b[1][:, :509]])) == {"false"}
 
 
 def test_forced_tile_must_exist(monkeypatch):

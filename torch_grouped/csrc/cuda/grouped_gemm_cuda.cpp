@@ -67,8 +67,12 @@ const TileOption& chosen_tile(ModelFn model) {
   return clustered && t.m == sched::kClusterTile.m && t.n == sched::kClusterTile.n ? sched::kClusterTile : t;
 }
 
-kernels::GroupedGemmKernel kernel_for(at::ScalarType input, const TileOption& tile, bool b_k_major) {
-  return kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major, tile.cluster_m);
+// `tma_store`: the variant whose epilogue stores through TMA, which exists for 128 x 256 tiles
+// without clusters; elsewhere the request is ignored.
+kernels::GroupedGemmKernel kernel_for(at::ScalarType input, const TileOption& tile, bool b_k_major,
+                                      bool tma_store = false) {
+  tma_store = tma_store && tile.m == 128 && tile.n == 256 && tile.cluster_m == 1;
+  return kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major, tile.cluster_m, tma_store);
 }
 
 }  // namespace
@@ -134,7 +138,11 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int ia = operands.add(a), ib = operands.add(b, /*transposed=*/k_major);
   operands.copy(a.device(), c10::cuda::getCurrentCUDAStream(a.get_device()).stream(), keep);
   if (!operands[ia] || !operands[ib]) return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents
-  const kernels::GroupedGemmKernel kernel = kernel_for(a.scalar_type(), tile, k_major);
+  // TORCH_GROUPED_TMA_STORE=1: the TMA-store epilogue where one output map serves (not RaggedN,
+  // whose column groups a box would cross) and the output's rows are 16-byte aligned.
+  const std::optional<CUtensorMap> c_map = p.form != GroupedForm::RaggedN ? output_map(out) : std::nullopt;
+  const kernels::GroupedGemmKernel kernel = kernel_for(a.scalar_type(), tile, k_major, c_map.has_value());
+  if (kernel.tma_store) p.c_map = *c_map;
   // The persistent grid: every resident CTA, or one per tile (a cluster per pair tile) if fewer.
   const int64_t walkers = std::min<int64_t>(kernel.resident(a.get_device()) / kernel.cluster_m, tiles(tile, true));
   p.a_map = a_map(*operands[ia], kernel.tile_m, a.scalar_type());
@@ -210,11 +218,16 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
                                a_op->base, a_op->outer_stride, b_op->base, b_op->outer_stride, nullptr, 0},
                               *a_op, *b_op};
   }
+  // TORCH_GROUPED_TMA_STORE=1: the TMA-store epilogue when every output's rows are 16-byte aligned
+  // (each output starts 256-byte aligned in the call's block).
+  bool tma_store = tma_store_requested();
+  for (size_t j = 0; j < order.size() && tma_store; ++j)
+    tma_store = (out[active[order[j]]].stride(0) * at::elementSize(od)) % 16 == 0;
   GroupedGemmArgs p{};
   p.out_kind = out_kind(od);
   p.tiles = tiles;
-  launch_list(problems, tiles, ListLaunch{kernel_for(a[0].scalar_type(), tile, k_major), a[0].scalar_type(), k_major,
-                                          mode != GemmSchedule::Device}, p, device);
+  launch_list(problems, tiles, ListLaunch{kernel_for(a[0].scalar_type(), tile, k_major, tma_store), a[0].scalar_type(),
+                                          k_major, mode != GemmSchedule::Device}, p, device);
   return out;
 }
 

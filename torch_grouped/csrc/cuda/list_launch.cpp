@@ -41,6 +41,11 @@ kernels::InputKind input_kind(at::ScalarType t) {
   return t == at::kBFloat16 ? kernels::InputKind::BFloat16 : kernels::InputKind::Half;
 }
 
+at::ScalarType out_dtype(kernels::OutKind k) {
+  using kernels::OutKind;
+  return k == OutKind::Float ? at::kFloat : (k == OutKind::BFloat16 ? at::kBFloat16 : at::kHalf);
+}
+
 kernels::OutKind out_kind(at::ScalarType t) {
   using kernels::OutKind;
   return t == at::kFloat ? OutKind::Float : (t == at::kBFloat16 ? OutKind::BFloat16 : OutKind::Half);
@@ -73,8 +78,9 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
     if (how.host_lists)
       sched::fill_all_cta_schedules(sizes, tiles, walkers, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
   };
-  const at::Tensor dev = at::detail::empty_cuda({static_cast<int64_t>(maps_offset + 2 * groups * sizeof(CUtensorMap))},
-                                                at::kByte, device, std::nullopt);
+  const int64_t maps_per_group = how.kernel.tma_store ? 3 : 2;  // A, B and (TMA stores) the output
+  const at::Tensor dev = at::detail::empty_cuda(
+      {static_cast<int64_t>(maps_offset + maps_per_group * groups * sizeof(CUtensorMap))}, at::kByte, device, std::nullopt);
   uint8_t* dbase = dev.data_ptr<uint8_t>();
   const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(device.index());
   const cudaStream_t stream = current.stream();
@@ -85,6 +91,16 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   maps.b_template = b_map(problems[0].b, how.b_k_major, how.kernel.b_box_n(), how.dtype);
   maps.a_maps = reinterpret_cast<CUtensorMap*>(dbase + maps_offset);
   maps.b_maps = maps.a_maps + groups;
+  if (how.kernel.tma_store) {
+    const kernels::ListGroup& first = problems[0].group;
+    const at::ScalarType out = out_dtype(p.out_kind);
+    const int64_t sizes[3] = {1, first.m, first.n}, strides[3] = {first.m * first.ldc, first.ldc, 1};
+    const std::optional<TmaOperand> c = tma_operand(first.c, out, sizes, strides);
+    TORCH_INTERNAL_ASSERT(c.has_value(), "list launch: the TMA-store kernel got an output TMA cannot address");
+    maps.c_template = output_box_map(*c, out);
+    maps.c_maps = maps.b_maps + groups;
+    maps.out_element_size = static_cast<int32_t>(at::elementSize(out));
+  }
   maps.groups = groups;
   maps.element_size = static_cast<int32_t>(at::elementSize(how.dtype));
   maps.b_k_major = how.b_k_major;
@@ -120,6 +136,7 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   p.groups = groups;
   p.a_maps = maps.a_maps;
   p.b_maps = maps.b_maps;
+  p.c_maps = maps.c_maps;
   p.list = reinterpret_cast<const kernels::ListGroup*>(dbase);
   p.precomputed = how.host_lists ? reinterpret_cast<const sched::PrecomputedEntry*>(dbase + entries_at) : nullptr;
   p.precomputed_stride = stride;

@@ -34,6 +34,7 @@ bool kernel_dtype(at::ScalarType t);
 bool kernel_device(const at::Tensor& t);
 kernels::InputKind input_kind(at::ScalarType t);
 kernels::OutKind out_kind(at::ScalarType t);
+at::ScalarType out_dtype(kernels::OutKind k);
 
 // Encoding a tensor map needs the device's context current on this thread. CUDAGuard skips
 // cudaSetDevice when the device already matches, which on a fresh thread (autograd's backward

@@ -28,13 +28,18 @@ __device__ __forceinline__ void patch_map(CUtensorMap* map, const CUtensorMap& f
 #endif
 }
 
-// Thread i patches group i / 2's A (even i) or B (odd i) map.
+// Thread i patches group i / maps_per_group's A, B or (with output maps) C map.
 __device__ __forceinline__ void build_map(const ListMapsArgs& p, const kernels::ListGroup* list, int32_t i) {
-  if (i >= 2 * p.groups) return;
-  const int32_t g = i >> 1;
+  const int32_t per = p.maps_per_group();
+  if (i >= per * p.groups) return;
+  const int32_t g = i / per, which = i % per;
   const kernels::ListGroup lg = list[g];
+  if (which == 2) {  // the output, which K = 0 groups write too (zeros)
+    patch_map(p.c_maps + g, p.c_template, lg.c, lg.n, lg.m, lg.ldc * p.out_element_size);
+    return;
+  }
   if (lg.k == 0) return;  // no loads: the kernel only writes zeros
-  if ((i & 1) == 0) {
+  if (which == 0) {
     patch_map(p.a_maps + g, p.a_template, lg.a, lg.k, lg.m, lg.lda * p.element_size);
   } else if (p.b_k_major) {
     patch_map(p.b_maps + g, p.b_template, lg.b, lg.k, lg.n, lg.ldb * p.element_size);
@@ -61,7 +66,7 @@ constexpr int kThreads = 128;
 }  // namespace
 
 void build_list_tensor_maps(const ListMapsArgs& args, cudaStream_t stream) {
-  const int blocks = (2 * args.groups + kThreads - 1) / kThreads;
+  const int blocks = (args.maps_per_group() * args.groups + kThreads - 1) / kThreads;
   build_list_maps_kernel<<<blocks, kThreads, 0, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -70,7 +75,8 @@ template <size_t N>
 void upload_and_build_list_tensor_maps(const ListMapsArgs& args, const InlineUpload<N>& upload, uint8_t* dst,
                                        cudaStream_t stream) {
   TORCH_INTERNAL_ASSERT(args.list == nullptr && upload.bytes % 16 == 0 && upload.bytes <= N);
-  const int blocks = std::max<int>((2 * args.groups + kThreads - 1) / kThreads, (upload.bytes / 16 + kThreads - 1) / kThreads);
+  const int blocks = std::max<int>((args.maps_per_group() * args.groups + kThreads - 1) / kThreads,
+                                   (upload.bytes / 16 + kThreads - 1) / kThreads);
   upload_list_maps_kernel<N><<<std::max(blocks, 1), kThreads, 0, stream>>>(args, upload, dst);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -14,12 +14,16 @@ namespace torch_grouped {
 struct ListMapsArgs {
   CUtensorMap a_template;  // dtype, boxes and swizzle of every group's A map
   CUtensorMap b_template;
+  CUtensorMap c_template;  // the outputs' (TMA-store kernels only: c_maps not null)
   const kernels::ListGroup* list;
   CUtensorMap* a_maps;  // out: one per group, 128-byte aligned
   CUtensorMap* b_maps;
+  CUtensorMap* c_maps;  // null: no output maps
   int32_t groups;
-  int32_t element_size;
+  int32_t element_size;      // of the operands
+  int32_t out_element_size;  // of the outputs
   bool b_k_major;
+  TG_HOST_DEVICE int32_t maps_per_group() const { return c_maps != nullptr ? 3 : 2; }
 };
 
 // Reads the problem table from args.list (device memory, uploaded by the caller).

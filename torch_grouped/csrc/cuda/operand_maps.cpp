@@ -13,14 +13,24 @@ CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType 
   return k_major ? encode_tma_map(b, dtype, kTileK, tile_n) : encode_tma_map(b, dtype, 64, kTileK);
 }
 
-std::optional<CUtensorMap> output_map(const at::Tensor& out) {
+bool tma_store_requested() {
   const char* v = std::getenv("TORCH_GROUPED_TMA_STORE");
-  if (v == nullptr || std::strcmp(v, "1") != 0) return std::nullopt;
-  const at::Tensor o = out.dim() == 2 ? out.unsqueeze(0) : out;
-  const std::optional<TmaOperand> op = tma_operand(o);
-  if (!op) return std::nullopt;
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+CUtensorMap output_box_map(const TmaOperand& out, at::ScalarType dtype) {
   // boxes of one 128-byte line of columns x the 64 rows of a consumer warpgroup
-  return encode_tma_map(*op, out.scalar_type(), 128 / uint32_t(out.element_size()), 64);
+  return encode_tma_map(out, dtype, 128 / uint32_t(at::elementSize(dtype)), 64);
+}
+
+std::optional<CUtensorMap> output_map(const at::Tensor& out) {
+  if (!tma_store_requested()) return std::nullopt;
+  const int64_t sizes[3] = {out.dim() == 3 ? out.size(0) : 1, out.size(-2), out.size(-1)};
+  const int64_t strides[3] = {out.dim() == 3 ? out.stride(0) : out.size(-2) * out.stride(-2), out.stride(-2),
+                              out.stride(-1)};
+  const std::optional<TmaOperand> op = tma_operand(out.data_ptr(), out.scalar_type(), sizes, strides);
+  if (!op) return std::nullopt;
+  return output_box_map(*op, out.scalar_type());
 }
 
 bool b_is_k_major(int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {

@@ -14,6 +14,8 @@ TG_DECLARE(grouped_gemm_bf16_128x256_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_128x256_bnmajor)
 TG_DECLARE(grouped_gemm_bf16_128x256c2_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_128x256c2_bnmajor)
+TG_DECLARE(grouped_gemm_bf16_128x256t_bkmajor)
+TG_DECLARE(grouped_gemm_bf16_128x256t_bnmajor)
 TG_DECLARE(grouped_gemm_bf16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_64x128_bnmajor)
 TG_DECLARE(grouped_gemm_f16_128x128_bkmajor)
@@ -22,6 +24,8 @@ TG_DECLARE(grouped_gemm_f16_128x256_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x256_bnmajor)
 TG_DECLARE(grouped_gemm_f16_128x256c2_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x256c2_bnmajor)
+TG_DECLARE(grouped_gemm_f16_128x256t_bkmajor)
+TG_DECLARE(grouped_gemm_f16_128x256t_bnmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
 TG_DECLARE(rank2k_bf16_128x128)
@@ -47,39 +51,45 @@ namespace {
 struct Entry {
   GroupedGemmKernel n_major, k_major;  // the same tiles, B N-major and K-major
 };
-#define TG_ENTRY(M, N, C, NAME_N, NAME_K) {{NAME_N, M, N, C, NAME_N##_resident}, {NAME_K, M, N, C, NAME_K##_resident}}
-// Per input kind, the kernels that exist.
+#define TG_ENTRY(M, N, C, T, NAME_N, NAME_K) \
+  {{NAME_N, M, N, C, NAME_N##_resident, T}, {NAME_K, M, N, C, NAME_K##_resident, T}}
+// Per input kind, the kernels that exist: tiles, cluster size, TMA-store epilogue.
 const Entry kBFloat16[] = {
-    TG_ENTRY(128, 128, 1, grouped_gemm_bf16_128x128_bnmajor, grouped_gemm_bf16_128x128_bkmajor),
-    TG_ENTRY(128, 256, 1, grouped_gemm_bf16_128x256_bnmajor, grouped_gemm_bf16_128x256_bkmajor),
-    TG_ENTRY(128, 256, 2, grouped_gemm_bf16_128x256c2_bnmajor, grouped_gemm_bf16_128x256c2_bkmajor),
-    TG_ENTRY(64, 128, 1, grouped_gemm_bf16_64x128_bnmajor, grouped_gemm_bf16_64x128_bkmajor)};
+    TG_ENTRY(128, 128, 1, false, grouped_gemm_bf16_128x128_bnmajor, grouped_gemm_bf16_128x128_bkmajor),
+    TG_ENTRY(128, 256, 1, false, grouped_gemm_bf16_128x256_bnmajor, grouped_gemm_bf16_128x256_bkmajor),
+    TG_ENTRY(128, 256, 2, false, grouped_gemm_bf16_128x256c2_bnmajor, grouped_gemm_bf16_128x256c2_bkmajor),
+    TG_ENTRY(128, 256, 1, true, grouped_gemm_bf16_128x256t_bnmajor, grouped_gemm_bf16_128x256t_bkmajor),
+    TG_ENTRY(64, 128, 1, false, grouped_gemm_bf16_64x128_bnmajor, grouped_gemm_bf16_64x128_bkmajor)};
 const Entry kHalf[] = {
-    TG_ENTRY(128, 128, 1, grouped_gemm_f16_128x128_bnmajor, grouped_gemm_f16_128x128_bkmajor),
-    TG_ENTRY(128, 256, 1, grouped_gemm_f16_128x256_bnmajor, grouped_gemm_f16_128x256_bkmajor),
-    TG_ENTRY(128, 256, 2, grouped_gemm_f16_128x256c2_bnmajor, grouped_gemm_f16_128x256c2_bkmajor),
-    TG_ENTRY(64, 128, 1, grouped_gemm_f16_64x128_bnmajor, grouped_gemm_f16_64x128_bkmajor)};
+    TG_ENTRY(128, 128, 1, false, grouped_gemm_f16_128x128_bnmajor, grouped_gemm_f16_128x128_bkmajor),
+    TG_ENTRY(128, 256, 1, false, grouped_gemm_f16_128x256_bnmajor, grouped_gemm_f16_128x256_bkmajor),
+    TG_ENTRY(128, 256, 2, false, grouped_gemm_f16_128x256c2_bnmajor, grouped_gemm_f16_128x256c2_bkmajor),
+    TG_ENTRY(128, 256, 1, true, grouped_gemm_f16_128x256t_bnmajor, grouped_gemm_f16_128x256t_bkmajor),
+    TG_ENTRY(64, 128, 1, false, grouped_gemm_f16_64x128_bnmajor, grouped_gemm_f16_64x128_bkmajor)};
 #undef TG_ENTRY
 
 }  // namespace
 
-GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m) {
+GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m,
+                                      bool tma_store) {
   const Entry* table = input == InputKind::BFloat16 ? kBFloat16 : kHalf;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < int(sizeof(kBFloat16) / sizeof(Entry)); ++i) {
     const GroupedGemmKernel& k = table[i].n_major;
-    if (k.tile_m == tile_m && k.tile_n == tile_n && k.cluster_m == cluster_m) return b_k_major ? table[i].k_major : k;
+    if (k.tile_m == tile_m && k.tile_n == tile_n && k.cluster_m == cluster_m && k.tma_store == tma_store)
+      return b_k_major ? table[i].k_major : k;
   }
-  TORCH_INTERNAL_ASSERT(false, "grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles in clusters of ", cluster_m);
+  TORCH_INTERNAL_ASSERT(false, "grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles in clusters of ", cluster_m,
+                        tma_store ? " with TMA stores" : "");
   return {};
 }
 
 GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk) {
   if (input == InputKind::BFloat16) {
-    return streamk ? GroupedGemmKernel{rank2k_streamk_bf16_128x128, 128, 128, 1, rank2k_streamk_bf16_128x128_resident}
-                   : GroupedGemmKernel{rank2k_bf16_128x128, 128, 128, 1, rank2k_bf16_128x128_resident};
+    return streamk ? GroupedGemmKernel{rank2k_streamk_bf16_128x128, 128, 128, 1, rank2k_streamk_bf16_128x128_resident, false}
+                   : GroupedGemmKernel{rank2k_bf16_128x128, 128, 128, 1, rank2k_bf16_128x128_resident, false};
   }
-  return streamk ? GroupedGemmKernel{rank2k_streamk_f16_128x128, 128, 128, 1, rank2k_streamk_f16_128x128_resident}
-                 : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident};
+  return streamk ? GroupedGemmKernel{rank2k_streamk_f16_128x128, 128, 128, 1, rank2k_streamk_f16_128x128_resident, false}
+                 : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident, false};
 }
 
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store) {

@@ -19,14 +19,16 @@ struct GroupedGemmKernel {
   // tiles, one per cluster, and the grid is a multiple of cluster_m.
   int cluster_m;
   int (*resident)(int device);  // CTAs resident at once on `device`: the persistent grid
+  bool tma_store;  // the epilogue through TMA stores: args.c_map / c_maps must be set
   // Rows of a K-major B box (N-major boxes are 64 columns whatever the tile): a CTA of a cluster
   // loads its share of the B tile.
   int b_box_n() const { return tile_n / cluster_m; }
 };
 
 // The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128; with
-// cluster_m = 2 only 128x256) and B K-major or N-major.
-GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1);
+// cluster_m = 2 or tma_store only 128x256) and B K-major or N-major.
+GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1,
+                                      bool tma_store = false);
 
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of
 // args.streamk (one problem), partial tiles in args.workspace.

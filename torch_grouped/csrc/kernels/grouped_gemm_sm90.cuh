@@ -406,8 +406,9 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
 // engine writes the chunk out: the stores drain during the next tile instead of stalling the
 // threads that issue them (16384² x 256: 379 µs, the output's 537 MB at 1.4 TB/s). A buffer is
 // refilled only once the engine has read it (wait_group.read 1: the other may still be in flight).
+// `map`: the output map; (row0, col0, batch): the tile's first element in its coordinates.
 template <class Out, class Cfg, class Acc, class Coords>
-__device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coords, const GroupedGemmArgs& p,
+__device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coords, const CUtensorMap* map,
                                                int32_t batch, int64_t row0, int64_t col0, float* buffers_raw,
                                                int warpgroup, int thread) {
   constexpr int W = 128 / int(sizeof(Out));  // columns of one 128-byte line
@@ -430,7 +431,7 @@ __device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coo
     cute::tma_store_fence();  // the generic-proxy writes, visible to the TMA engine
     cutlass::arch::NamedBarrier::sync(128, barrier);
     if (issuer) {
-      cute::SM90_TMA_STORE_3D::copy(&p.c_map, buffer, int32_t(col0 + chunk * W), int32_t(row0 + 64 * warpgroup), batch);
+      cute::SM90_TMA_STORE_3D::copy(map, buffer, int32_t(col0 + chunk * W), int32_t(row0 + 64 * warpgroup), batch);
       cute::tma_store_arrive();
     }
   });
@@ -510,6 +511,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   typename Cfg::Pipeline::PipelineState state;
   WorkUnit u;
   const int warpgroup = thread / 128;
+  int32_t c_acquired = -1;  // TMA-store kernels, list form: the group whose output map this warpgroup acquired
   while (units.next(u)) {
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
@@ -556,13 +558,26 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     float* stage = smem.epilogue[warpgroup];
     if constexpr (Cfg::TmaStore) {
-      const int32_t batch = q.a_batch;  // the Batched form's group (streamk_mm: 0)
-      switch (p.out_kind) {
-        case OutKind::Float: store_tile_tma<float, Cfg>(acc, coords, p, batch, row0, col0, stage, warpgroup, thread); break;
-        case OutKind::BFloat16: store_tile_tma<__nv_bfloat16, Cfg>(acc, coords, p, batch, row0, col0, stage, warpgroup, thread); break;
-        default: store_tile_tma<__half, Cfg>(acc, coords, p, batch, row0, col0, stage, warpgroup, thread); break;
+      // One map per problem (streamk_mm, Batched, List) clips exactly; RaggedM's map spans every
+      // group's rows, so a warpgroup's 64 rows go through TMA only when they lie inside the group.
+      // (RaggedN, whose column groups a box would cross, never runs this variant.)
+      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List;
+      if (exact || (p.form == GroupedForm::RaggedM && row0 + 64 * (warpgroup + 1) <= q.m)) {
+        if (p.form == GroupedForm::List && thread % 128 == 0 && u.tile.group != c_acquired) {
+          cute::tma_descriptor_fence_acquire(q.c_map);  // patched by a kernel through the generic proxy
+          c_acquired = u.tile.group;
+        }
+        const int64_t row = q.c_row + row0;
+        switch (p.out_kind) {
+          case OutKind::Float: store_tile_tma<float, Cfg>(acc, coords, q.c_map, q.c_batch, row, col0, stage, warpgroup, thread); break;
+          case OutKind::BFloat16: store_tile_tma<__nv_bfloat16, Cfg>(acc, coords, q.c_map, q.c_batch, row, col0, stage, warpgroup, thread); break;
+          default: store_tile_tma<__half, Cfg>(acc, coords, q.c_map, q.c_batch, row, col0, stage, warpgroup, thread); break;
+        }
+        continue;
       }
-      continue;
+      // The threads store this block through the same buffers: the engine must have read them.
+      if (thread % 128 == 0) cute::tma_store_wait<0>();
+      cutlass::arch::NamedBarrier::sync(128, 1 + warpgroup);
     }
     switch (p.out_kind) {
       case OutKind::Float: store_tile<float, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
