@@ -83,7 +83,7 @@ def test_moe_sizes_many_k_blocks(dtype):
 # Every compiled tile configuration, forced through TORCH_GROUPED_TILE; 128x256c2 is the 2 x 1
 # clustered kernel (B multicast), which the heuristics take only under TORCH_GROUPED_CLUSTER=1;
 # "+tma" adds TORCH_GROUPED_TMA_STORE=1 (the 128x256 variant whose epilogue stores through TMA).
-TILES = ["128x256", "128x128", "64x128", "128x256c2", "128x256+tma"]
+TILES = ["128x256", "128x128", "64x128", "128x256c2", "128x256+tma", "128x256c2+tma"]
 
 
 def force_tile(monkeypatch, tile):

@@ -43,6 +43,7 @@ def sweep(name, fn, variants, rounds=3):
 
 def main():
     tiles = [(t, {"TORCH_GROUPED_TILE": t}) for t in ("128x256", "128x256c2", "128x128", "64x128")]
+    tiles += [(f"{t}+tma", {"TORCH_GROUPED_TILE": t, "TORCH_GROUPED_TMA_STORE": "1"}) for t in ("128x256", "128x256c2")]
     panels = [(f"panel{p}", {"TORCH_GROUPED_PANEL": str(p)}) for p in (0, 2, 4, 8, 16)]
     g = torch.Generator().manual_seed(0)
     for name, groups, n, k, tokens, dtype, routing in bench_grouped_mm.GPU_CASES:

@@ -68,10 +68,10 @@ const TileOption& chosen_tile(ModelFn model) {
 }
 
 // `tma_store`: the variant whose epilogue stores through TMA, which exists for 128 x 256 tiles
-// without clusters; elsewhere the request is ignored.
+// (with or without clusters); elsewhere the request is ignored.
 kernels::GroupedGemmKernel kernel_for(at::ScalarType input, const TileOption& tile, bool b_k_major,
                                       bool tma_store = false) {
-  tma_store = tma_store && tile.m == 128 && tile.n == 256 && tile.cluster_m == 1;
+  tma_store = tma_store && tile.m == 128 && tile.n == 256;
   return kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major, tile.cluster_m, tma_store);
 }
 

@@ -16,6 +16,8 @@ TG_DECLARE(grouped_gemm_bf16_128x256c2_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_128x256c2_bnmajor)
 TG_DECLARE(grouped_gemm_bf16_128x256t_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_128x256t_bnmajor)
+TG_DECLARE(grouped_gemm_bf16_128x256c2t_bkmajor)
+TG_DECLARE(grouped_gemm_bf16_128x256c2t_bnmajor)
 TG_DECLARE(grouped_gemm_bf16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_64x128_bnmajor)
 TG_DECLARE(grouped_gemm_f16_128x128_bkmajor)
@@ -26,6 +28,8 @@ TG_DECLARE(grouped_gemm_f16_128x256c2_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x256c2_bnmajor)
 TG_DECLARE(grouped_gemm_f16_128x256t_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x256t_bnmajor)
+TG_DECLARE(grouped_gemm_f16_128x256c2t_bkmajor)
+TG_DECLARE(grouped_gemm_f16_128x256c2t_bnmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
 TG_DECLARE(rank2k_bf16_128x128)
@@ -59,12 +63,14 @@ const Entry kBFloat16[] = {
     TG_ENTRY(128, 256, 1, false, grouped_gemm_bf16_128x256_bnmajor, grouped_gemm_bf16_128x256_bkmajor),
     TG_ENTRY(128, 256, 2, false, grouped_gemm_bf16_128x256c2_bnmajor, grouped_gemm_bf16_128x256c2_bkmajor),
     TG_ENTRY(128, 256, 1, true, grouped_gemm_bf16_128x256t_bnmajor, grouped_gemm_bf16_128x256t_bkmajor),
+    TG_ENTRY(128, 256, 2, true, grouped_gemm_bf16_128x256c2t_bnmajor, grouped_gemm_bf16_128x256c2t_bkmajor),
     TG_ENTRY(64, 128, 1, false, grouped_gemm_bf16_64x128_bnmajor, grouped_gemm_bf16_64x128_bkmajor)};
 const Entry kHalf[] = {
     TG_ENTRY(128, 128, 1, false, grouped_gemm_f16_128x128_bnmajor, grouped_gemm_f16_128x128_bkmajor),
     TG_ENTRY(128, 256, 1, false, grouped_gemm_f16_128x256_bnmajor, grouped_gemm_f16_128x256_bkmajor),
     TG_ENTRY(128, 256, 2, false, grouped_gemm_f16_128x256c2_bnmajor, grouped_gemm_f16_128x256c2_bkmajor),
     TG_ENTRY(128, 256, 1, true, grouped_gemm_f16_128x256t_bnmajor, grouped_gemm_f16_128x256t_bkmajor),
+    TG_ENTRY(128, 256, 2, true, grouped_gemm_f16_128x256c2t_bnmajor, grouped_gemm_f16_128x256c2t_bkmajor),
     TG_ENTRY(64, 128, 1, false, grouped_gemm_f16_64x128_bnmajor, grouped_gemm_f16_64x128_bkmajor)};
 #undef TG_ENTRY
 

@@ -26,7 +26,7 @@ struct GroupedGemmKernel {
 };
 
 // The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128; with
-// cluster_m = 2 or tma_store only 128x256) and B K-major or N-major.
+// cluster_m = 2 and/or tma_store only 128x256) and B K-major or N-major.
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1,
                                       bool tma_store = false);
 
