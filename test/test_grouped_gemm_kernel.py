@@ -167,8 +167,8 @@ def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
         clustered = tg.grouped_mm(a, b, offs)
         torch.cuda.synchronize()
     names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    # the configuration's last template argument is its cluster size
-    assert any(re.search(r"GroupedGemmConfig<[^<>]*, 2>", x) for x in names), names
+    # the configuration's last two template arguments: cluster size, TMA-store epilogue
+    assert any(re.search(r"GroupedGemmConfig<[^<>]*, 2, false>", x) for x in names), names
     assert torch.equal(plain, clustered)
 
 
