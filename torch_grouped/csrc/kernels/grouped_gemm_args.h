@@ -41,13 +41,6 @@ struct GroupedGemmArgs {
   // serves every group: rows of a neighbouring group that a tile reads are never stored.
   CUtensorMap a_map;
   CUtensorMap b_map;
-  // The output as [batch, rows, N] in boxes of one 128-byte line x 64 rows (128-byte swizzle),
-  // for the epilogue of the TMA-store kernels (store_tile_tma), when the output's rows are 16-byte
-  // aligned: streamk_mm and the Batched form (one problem, or one per batch: exact), RaggedM (all
-  // groups' rows: exact along N, so only 64-row blocks inside their group go through TMA). TMA
-  // clips each box at the tensor's edges, not at a group's.
-  CUtensorMap c_map;
-  const CUtensorMap* c_maps;  // List: per-group output maps in device memory (exact)
   const CUtensorMap* a_maps;  // List: per-group maps in device memory
   const CUtensorMap* b_maps;
   const ListGroup* list;      // List: per-group sizes and outputs in device memory
@@ -76,6 +69,14 @@ struct GroupedGemmArgs {
   sched::StreamKPlan streamk;
   float* workspace;
   int32_t* counters;
+  // The output as [batch, rows, N] in boxes of one 128-byte line x 64 rows (128-byte swizzle),
+  // for the epilogue of the TMA-store kernels (store_tile_tma), when the output's rows are 16-byte
+  // aligned: streamk_mm and the Batched form (one problem, or one per batch: exact), RaggedM (all
+  // groups' rows: exact along N, so only 64-row blocks inside their group go through TMA). TMA
+  // clips each box at the tensor's edges, not at a group's. (Last, so that the other fields keep
+  // their offsets in the kernels that never read it.)
+  CUtensorMap c_map;
+  const CUtensorMap* c_maps;  // List: per-group output maps in device memory (exact)
 };
 
 // One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.
@@ -85,8 +86,6 @@ struct GroupProblem {
   int32_t b_col, b_batch;  // B map coordinates of the problem's column 0
   const CUtensorMap* a;
   const CUtensorMap* b;
-  const CUtensorMap* c_map;  // TMA-store kernels: the output map, where (c_row, 0, c_batch) is element (0, 0)
-  int32_t c_row, c_batch;
   char* c;                 // element (0, 0) of the problem's output
   int64_t ldc;
   const void* c_in;        // Rank2K: beta's c, or null
@@ -116,20 +115,18 @@ TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, R
   const int64_t es = out_element_size(p.out_kind);
   q.a = &p.a_map;
   q.b = &p.b_map;
-  q.c_map = &p.c_map;
   q.ldc = p.ldc;
   if (p.form == GroupedForm::List) {
     const ListGroup lg = p.list[g];
     q.m = lg.m, q.n = lg.n, q.k = lg.k;
     q.a = p.a_maps + g, q.b = p.b_maps + g;
-    q.c_map = p.c_maps != nullptr ? p.c_maps + g : nullptr;
     q.c = static_cast<char*>(lg.c), q.ldc = lg.ldc;
     q.c_in = lg.c_in, q.ldc_in = lg.ldc_in;
     return q;
   }
   if (p.form == GroupedForm::Batched) {
     q.m = p.m, q.n = p.n, q.k = p.k;
-    q.a_batch = q.b_batch = q.c_batch = g;
+    q.a_batch = q.b_batch = g;
     q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * es;
     q.c_in = p.c_in, q.ldc_in = p.ldc_in;
     return q;
@@ -140,7 +137,7 @@ TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, R
   q.k = g == p.groups ? 0 : p.k;  // the virtual tail group: zeros
   if (p.form == GroupedForm::RaggedM) {
     q.m = end - start, q.n = p.n;
-    q.a_row = q.c_row = static_cast<int32_t>(start);
+    q.a_row = static_cast<int32_t>(start);
     q.b_batch = g == p.groups ? 0 : g;
     q.c = static_cast<char*>(p.c) + start * p.ldc * es;
   } else {

@@ -563,15 +563,21 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       // (RaggedN, whose column groups a box would cross, never runs this variant.)
       const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List;
       if (exact || (p.form == GroupedForm::RaggedM && row0 + 64 * (warpgroup + 1) <= q.m)) {
-        if (p.form == GroupedForm::List && thread % 128 == 0 && u.tile.group != c_acquired) {
-          cute::tma_descriptor_fence_acquire(q.c_map);  // patched by a kernel through the generic proxy
+        // The problem's place in its output map (derived here rather than carried by every
+        // GroupProblem, which would cost the other kernels registers): a list group has its own
+        // map, a batch its coordinate, a row group its first row.
+        const bool list = p.form == GroupedForm::List;
+        const CUtensorMap* map = list ? p.c_maps + u.tile.group : &p.c_map;
+        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : 0;
+        const int64_t row = (p.form == GroupedForm::RaggedM ? q.a_row : 0) + row0;
+        if (list && thread % 128 == 0 && u.tile.group != c_acquired) {
+          cute::tma_descriptor_fence_acquire(map);  // patched by a kernel through the generic proxy
           c_acquired = u.tile.group;
         }
-        const int64_t row = q.c_row + row0;
         switch (p.out_kind) {
-          case OutKind::Float: store_tile_tma<float, Cfg>(acc, coords, q.c_map, q.c_batch, row, col0, stage, warpgroup, thread); break;
-          case OutKind::BFloat16: store_tile_tma<__nv_bfloat16, Cfg>(acc, coords, q.c_map, q.c_batch, row, col0, stage, warpgroup, thread); break;
-          default: store_tile_tma<__half, Cfg>(acc, coords, q.c_map, q.c_batch, row, col0, stage, warpgroup, thread); break;
+          case OutKind::Float: store_tile_tma<float, Cfg>(acc, coords, map, batch, row, col0, stage, warpgroup, thread); break;
+          case OutKind::BFloat16: store_tile_tma<__nv_bfloat16, Cfg>(acc, coords, map, batch, row, col0, stage, warpgroup, thread); break;
+          default: store_tile_tma<__half, Cfg>(acc, coords, map, batch, row, col0, stage, warpgroup, thread); break;
         }
         continue;
       }
