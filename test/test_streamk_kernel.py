@@ -162,7 +162,8 @@ def test_transposed_and_offset_operands():
     check(tg.streamk_mm(a.T.contiguous().T, b.T.contiguous().T, decomposition="split_k"), a, b)
 
 
-# The epilogue through TMA stores (TORCH_GROUPED_TMA_STORE=1, 128x256 tiles; opt-in until timed).
+# The epilogue through TMA stores: streamk_mm's default for 128x256 tiles and 16-byte aligned output
+# rows; TORCH_GROUPED_TMA_STORE=0 turns it off (the threads store), =1 on.
 TMA_STORE_SHAPES = [
     (1000, 3000, 64),     # many tiles of one K block: the epilogue is most of the work
     (136, 264, 1000),     # M and N just past a tile: boxes clipped on both edges
@@ -175,21 +176,21 @@ TMA_STORE_SHAPES = [
 @pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
 @pytest.mark.parametrize("m, n, k", TMA_STORE_SHAPES)
 def test_tma_store_epilogue(decomposition, m, n, k, monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
     for dtype, b_n_major in ((torch.bfloat16, True), (torch.float16, False)):
         a, b = operands(m, n, k, dtype, b_n_major)
+        monkeypatch.delenv("TORCH_GROUPED_TMA_STORE", raising=False)
         poison()
         out = tg.streamk_mm(a, b, decomposition=decomposition, splits=3)
         check(out, a, b)
-        monkeypatch.delenv("TORCH_GROUPED_TMA_STORE")
+        monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "0")
         assert torch.equal(out, tg.streamk_mm(a, b, decomposition=decomposition, splits=3)), "differs from the thread stores"
-        monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
 
 
 def test_tma_store_takes_its_kernel(monkeypatch):
-    """With the switch on, an aligned 128x256 output runs the TMA-store variant (the config's last
-    template argument); rows that are not 16-byte aligned (N = 1001) keep the thread stores."""
-    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
+    """By default an aligned 128x256 output runs the TMA-store variant (the config's last template
+    argument); rows that are not 16-byte aligned (N = 1001) and TORCH_GROUPED_TMA_STORE=0 keep the
+    thread stores; another value is an error."""
+    monkeypatch.delenv("TORCH_GROUPED_TMA_STORE", raising=False)
 
     def kernels(n):
         a, b = operands(512, n, 256)
@@ -201,3 +202,8 @@ def test_tma_store_takes_its_kernel(monkeypatch):
 
     assert any(re.search(r"GroupedGemmConfig<[^<>]*, true>", x) for x in kernels(1024))
     assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true>", x) for x in kernels(1001))
+    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "0")
+    assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true>", x) for x in kernels(1024))
+    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_TMA_STORE must be 0 or 1"):
+        kernels(1024)

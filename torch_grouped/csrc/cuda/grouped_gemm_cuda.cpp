@@ -140,7 +140,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (!operands[ia] || !operands[ib]) return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents
   // TORCH_GROUPED_TMA_STORE=1: the TMA-store epilogue where one output map serves (not RaggedN,
   // whose column groups a box would cross) and the output's rows are 16-byte aligned.
-  const std::optional<CUtensorMap> c_map = p.form != GroupedForm::RaggedN ? output_map(out) : std::nullopt;
+  const std::optional<CUtensorMap> c_map = p.form != GroupedForm::RaggedN ? output_map(out, /*by_default=*/false) : std::nullopt;
   const kernels::GroupedGemmKernel kernel = kernel_for(a.scalar_type(), tile, k_major, c_map.has_value());
   if (kernel.tma_store) p.c_map = *c_map;
   // The persistent grid: every resident CTA, or one per tile (a cluster per pair tile) if fewer.
@@ -220,7 +220,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   }
   // TORCH_GROUPED_TMA_STORE=1: the TMA-store epilogue when every output's rows are 16-byte aligned
   // (each output starts 256-byte aligned in the call's block).
-  bool tma_store = tma_store_requested();
+  bool tma_store = tma_store_enabled(/*by_default=*/false);
   for (size_t j = 0; j < order.size() && tma_store; ++j)
     tma_store = (out[active[order[j]]].stride(0) * at::elementSize(od)) % 16 == 0;
   GroupedGemmArgs p{};

@@ -13,9 +13,12 @@ CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType 
   return k_major ? encode_tma_map(b, dtype, kTileK, tile_n) : encode_tma_map(b, dtype, 64, kTileK);
 }
 
-bool tma_store_requested() {
+bool tma_store_enabled(bool by_default) {
   const char* v = std::getenv("TORCH_GROUPED_TMA_STORE");
-  return v != nullptr && std::strcmp(v, "1") == 0;
+  if (v == nullptr || *v == '\0') return by_default;
+  TORCH_CHECK_VALUE(std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0,
+                    "TORCH_GROUPED_TMA_STORE must be 0 or 1 (unset: each op's default); got '", v, "'");
+  return *v == '1';
 }
 
 CUtensorMap output_box_map(const TmaOperand& out, at::ScalarType dtype) {
@@ -23,8 +26,8 @@ CUtensorMap output_box_map(const TmaOperand& out, at::ScalarType dtype) {
   return encode_tma_map(out, dtype, 128 / uint32_t(at::elementSize(dtype)), 64);
 }
 
-std::optional<CUtensorMap> output_map(const at::Tensor& out) {
-  if (!tma_store_requested()) return std::nullopt;
+std::optional<CUtensorMap> output_map(const at::Tensor& out, bool by_default) {
+  if (!tma_store_enabled(by_default)) return std::nullopt;
   const int64_t sizes[3] = {out.dim() == 3 ? out.size(0) : 1, out.size(-2), out.size(-1)};
   const int64_t strides[3] = {out.dim() == 3 ? out.stride(0) : out.size(-2) * out.stride(-2), out.stride(-2),
                               out.stride(-1)};

@@ -18,18 +18,19 @@ CUtensorMap a_map(const TmaOperand& a, int tile_m, at::ScalarType dtype);
 // operand in boxes of 64 columns x 64 rows of K).
 CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType dtype);
 
-// Whether TORCH_GROUPED_TMA_STORE=1: the epilogue through TMA stores where the output allows
-// (a kernel variant of its own, not yet the default).
-bool tma_store_requested();
+// Whether the epilogue stores through TMA where the output allows (a kernel variant of its own):
+// TORCH_GROUPED_TMA_STORE=1 on, =0 off, unset `by_default` (on for streamk_mm, off for the grouped
+// kernels: measured in session 8, benchmarks/NOTES.md).
+bool tma_store_enabled(bool by_default);
 
 // An output ([batch, rows, N]) in the boxes of the TMA-store epilogue (kernels/grouped_gemm_args.h,
 // c_map): one 128-byte line of columns x 64 rows.
 CUtensorMap output_box_map(const TmaOperand& out, at::ScalarType dtype);
 
-// The output `out` ([rows, N] or [batch, rows, N]) as such a map, when tma_store_requested() and
+// The output `out` ([rows, N] or [batch, rows, N]) as such a map, when tma_store_enabled() and
 // TMA can address it (16-byte aligned base and rows); else nothing (the threads store). TMA clips
 // a box at the map's edges, not at a group's: the kernel knows which of its blocks may use it.
-std::optional<CUtensorMap> output_map(const at::Tensor& out);
+std::optional<CUtensorMap> output_map(const at::Tensor& out, bool by_default);
 
 // Whether a [K, N] operand is used K-major: unit stride along K, or a single column. An operand
 // with neither stride 1 is copied to the layout chosen here.

