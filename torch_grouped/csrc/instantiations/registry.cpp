@@ -55,23 +55,19 @@ namespace {
 struct Entry {
   GroupedGemmKernel n_major, k_major;  // the same tiles, B N-major and K-major
 };
-#define TG_ENTRY(M, N, C, T, NAME_N, NAME_K) \
-  {{NAME_N, M, N, C, NAME_N##_resident, T}, {NAME_K, M, N, C, NAME_K##_resident, T}}
-// Per input kind, the kernels that exist: tiles, cluster size, TMA-store epilogue.
-const Entry kBFloat16[] = {
-    TG_ENTRY(128, 128, 1, false, grouped_gemm_bf16_128x128_bnmajor, grouped_gemm_bf16_128x128_bkmajor),
-    TG_ENTRY(128, 256, 1, false, grouped_gemm_bf16_128x256_bnmajor, grouped_gemm_bf16_128x256_bkmajor),
-    TG_ENTRY(128, 256, 2, false, grouped_gemm_bf16_128x256c2_bnmajor, grouped_gemm_bf16_128x256c2_bkmajor),
-    TG_ENTRY(128, 256, 1, true, grouped_gemm_bf16_128x256t_bnmajor, grouped_gemm_bf16_128x256t_bkmajor),
-    TG_ENTRY(128, 256, 2, true, grouped_gemm_bf16_128x256c2t_bnmajor, grouped_gemm_bf16_128x256c2t_bkmajor),
-    TG_ENTRY(64, 128, 1, false, grouped_gemm_bf16_64x128_bnmajor, grouped_gemm_bf16_64x128_bkmajor)};
-const Entry kHalf[] = {
-    TG_ENTRY(128, 128, 1, false, grouped_gemm_f16_128x128_bnmajor, grouped_gemm_f16_128x128_bkmajor),
-    TG_ENTRY(128, 256, 1, false, grouped_gemm_f16_128x256_bnmajor, grouped_gemm_f16_128x256_bkmajor),
-    TG_ENTRY(128, 256, 2, false, grouped_gemm_f16_128x256c2_bnmajor, grouped_gemm_f16_128x256c2_bkmajor),
-    TG_ENTRY(128, 256, 1, true, grouped_gemm_f16_128x256t_bnmajor, grouped_gemm_f16_128x256t_bkmajor),
-    TG_ENTRY(128, 256, 2, true, grouped_gemm_f16_128x256c2t_bnmajor, grouped_gemm_f16_128x256c2t_bkmajor),
-    TG_ENTRY(64, 128, 1, false, grouped_gemm_f16_64x128_bnmajor, grouped_gemm_f16_64x128_bkmajor)};
+// One configuration of input kind P (bf16, f16): tiles, cluster size, TMA-store epilogue, and the
+// name suffix of its instantiations (grouped_gemm_<P>_<NAME>_bnmajor / _bkmajor).
+#define TG_ENTRY(P, M, N, C, T, NAME)                                                                  \
+  {{grouped_gemm_##P##_##NAME##_bnmajor, M, N, C, grouped_gemm_##P##_##NAME##_bnmajor_resident, T},    \
+   {grouped_gemm_##P##_##NAME##_bkmajor, M, N, C, grouped_gemm_##P##_##NAME##_bkmajor_resident, T}}
+// The kernels that exist, the same for both input kinds.
+#define TG_TABLE(P)                                                                                    \
+  {TG_ENTRY(P, 128, 128, 1, false, 128x128), TG_ENTRY(P, 128, 256, 1, false, 128x256),                  \
+   TG_ENTRY(P, 128, 256, 2, false, 128x256c2), TG_ENTRY(P, 128, 256, 1, true, 128x256t),                \
+   TG_ENTRY(P, 128, 256, 2, true, 128x256c2t), TG_ENTRY(P, 64, 128, 1, false, 64x128)}
+const Entry kBFloat16[] = TG_TABLE(bf16);
+const Entry kHalf[] = TG_TABLE(f16);
+#undef TG_TABLE
 #undef TG_ENTRY
 
 }  // namespace
