@@ -1,4 +1,5 @@
-"""grouped_mm (MoE form) against torch._grouped_mm and a loop of mm, cases of ANCHORS.md."""
+"""grouped_mm (MoE form) against torch._grouped_mm and a loop of mm, cases of ANCHORS.md; and the
+K-grouped form (2-D x 2-D, the MoE weight gradient dW = xᵀ dY) of the same layers."""
 import torch
 
 import torch_grouped as tg
@@ -21,6 +22,18 @@ CPU_CASES = [
     ("cpu_4x_128x128_T256", 4, 128, 128, 256, torch.float32, "balanced"),
     ("cpu_16x_64x64_T512_skewed", 16, 64, 64, 512, torch.float32, "skewed"),
 ]
+# The weight gradients of layers above: (name, groups, N, K, tokens, dtype, routing), dW[g] =
+# x_gᵀ dY_g of shape [K, N], x [tokens, K], dY [tokens, N]. Every expert's token count is rounded
+# up to a multiple of 16: torch._grouped_mm device-asserts on other K offsets (which kills the CUDA
+# context), and MoE training pads to such multiples anyway.
+GPU_WGRAD_CASES = [
+    ("wgrad_mixtral_8x_4096x14336_T16k", 8, 14336, 4096, 16384, torch.bfloat16, "balanced"),
+    ("wgrad_dsv3_32x_7168x4096_T8k", 32, 4096, 7168, 8192, torch.bfloat16, "balanced"),
+    ("wgrad_dsv3_down_32x_2048x7168_T8k", 32, 7168, 2048, 8192, torch.bfloat16, "balanced"),
+    ("wgrad_small_64x_1024x1024_T8k", 64, 1024, 1024, 8192, torch.bfloat16, "balanced"),
+    ("wgrad_skewed_32x_2048x4096_T8k_empty_experts", 32, 4096, 2048, 8192, torch.bfloat16, "skewed"),
+]
+CPU_WGRAD_CASES = [("cpu_wgrad_4x_128x128_T256", 4, 128, 128, 256, torch.float32, "balanced")]
 TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 2e-3}
 
 
@@ -62,3 +75,33 @@ def cases(device):
         peers["loop of mm"] = loop
         yield Case("grouped_mm", name, dtype, lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs), peers,
                    2.0 * int(ends[-1]) * n * k, "mm", TOL[dtype])
+    yield from wgrad_cases(device)
+
+
+def wgrad_cases(device):
+    g = torch.Generator().manual_seed(1)
+    for name, groups, n, k, tokens, dtype, routing in (GPU_WGRAD_CASES if on_gpu(device) else CPU_WGRAD_CASES):
+        counts = (group_sizes(groups, tokens, routing, g) + 15) // 16 * 16
+        ends = counts.cumsum(0)
+        rows = int(ends[-1])
+        offs = ends.to(torch.int32).to(device)
+        x = torch.randn(rows, k, device=device, dtype=dtype)
+        dy = torch.randn(rows, n, device=device, dtype=dtype)
+        host_ends = [0] + ends.tolist()
+
+        def loop(x=x, dy=dy, host_ends=host_ends):
+            out = x.new_empty(len(host_ends) - 1, x.shape[1], dy.shape[1])
+            for e in range(len(host_ends) - 1):
+                s, t = host_ends[e], host_ends[e + 1]
+                torch.mm(x[s:t].T, dy[s:t], out=out[e])
+            return out
+
+        peers = {}
+        try:
+            torch._grouped_mm(x.T, dy, offs=offs)
+            peers["torch._grouped_mm"] = lambda x=x, dy=dy, offs=offs: torch._grouped_mm(x.T, dy, offs=offs)
+        except (RuntimeError, AttributeError, NotImplementedError):
+            pass
+        peers["loop of mm"] = loop
+        yield Case("grouped_mm", name, dtype, lambda x=x, dy=dy, offs=offs: tg.grouped_mm(x.T, dy, offs), peers,
+                   2.0 * rows * n * k, "mm", TOL[dtype])

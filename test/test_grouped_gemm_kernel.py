@@ -167,14 +167,15 @@ def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
         clustered = tg.grouped_mm(a, b, offs)
         torch.cuda.synchronize()
     names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    # the configuration's last two template arguments: cluster size, TMA-store epilogue
-    assert any(re.search(r"GroupedGemmConfig<[^<>]*, 2, false>", x) for x in names), names
+    # the configuration's last three template arguments: cluster size, TMA-store epilogue, A K-major
+    assert any(re.search(r"GroupedGemmConfig<[^<>]*, 2, false, true>", x) for x in names), names
     assert torch.equal(plain, clustered)
 
 
 def test_tma_store_takes_its_kernel(monkeypatch):
     """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles: the list API, the ragged rows and the
-    batched form run the TMA-store variant (the configuration's last template argument), the
+    batched form run the TMA-store variant (the configuration's template argument before A's
+    layout), the
     ragged columns keep the thread stores, as does a list with one output whose rows are not
     16-byte aligned."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
@@ -185,7 +186,7 @@ def test_tma_store_takes_its_kernel(monkeypatch):
             fn()
             torch.cuda.synchronize()
         names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-        configs = [re.search(r"GroupedGemmConfig<[^<>]*, (true|false)>", x) for x in names]
+        configs = [re.search(r"GroupedGemmConfig<[^<>]*, (true|false), true>", x) for x in names]
         return {m.group(1) for m in configs if m}
 
     a = torch.randn(600, 256, device="cuda", dtype=torch.bfloat16)
@@ -367,7 +368,8 @@ def test_list_api_upload_paths(groups, schedule):
 
 
 def test_moe_layer_backward_matches_pytorch():
-    """dA goes through the kernel (N-major B); dB through the K-grouped form."""
+    """dA goes through the kernel (N-major B); dB through the K-grouped kernel (offsets at 500:
+    groups that start off a 16-byte boundary along K)."""
     torch.manual_seed(4)
     offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
     a = torch.randn(2048, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -380,32 +382,139 @@ def test_moe_layer_backward_matches_pytorch():
     reference.assert_close(b.grad, b32.grad, torch.bfloat16)
 
 
+def kernel_names(fn):
+    """The CUDA kernels `fn` launches."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def k_grouped_operands(ends, m, n, dtype, a_m_major, b_n_major, generator, tail=20):
+    """a [m, K] and b [K, N] over K = ends[-1] + tail, as the MoE weight gradient dW = xᵀ dY gives
+    them (a = xᵀ M-major, b = dY N-major) or in the other layout."""
+    k_total = ends[-1] + tail
+    a = (torch.randn(k_total, m, generator=generator).to("cuda", dtype).T if a_m_major
+         else torch.randn(m, k_total, generator=generator).to("cuda", dtype))
+    b = (torch.randn(k_total, n, generator=generator).to("cuda", dtype) if b_n_major
+         else torch.randn(n, k_total, generator=generator).to("cuda", dtype).T)
+    return a, b
+
+
 @pytest.mark.parametrize("dtype", HALF)
-@pytest.mark.parametrize("k_major", [True, False])
+@pytest.mark.parametrize("a_m_major, b_n_major", [(True, True), (False, True), (True, False), (False, False)])
 @pytest.mark.parametrize("ends", [[0, 96, 96, 304], [7, 100, 101, 300], [64, 64, 1000, 1000, 1170]])
-def test_k_grouped(dtype, k_major, ends):
-    """2-D x 2-D (the weight gradient; the host path for now): empty groups, K past the last
-    offset, offsets that are not multiples of 8, a given as the transposed view the backward pass
-    makes."""
-    g = torch.Generator().manual_seed(len(ends))
+def test_k_grouped(dtype, a_m_major, b_n_major, ends):
+    """2-D x 2-D (the weight gradient) on the kernel: empty groups, K past the last offset,
+    offsets that are not multiples of 8 (a K block that straddles two groups), both layouts of
+    each operand (the kernel reads A M-major and B N-major; the others are copied)."""
+    g = torch.Generator().manual_seed(len(ends) * 4 + 2 * a_m_major + b_n_major)
     offs = torch.tensor(ends, dtype=torch.int32)
-    k_total = ends[-1] + 20
-    x = torch.randn(k_total, 200, generator=g).to("cuda", dtype)  # tokens x features
-    a = x.T                                                       # [200, K] as dB = xᵀ dY sees it
-    b = (torch.randn(136, k_total, generator=g).to("cuda", dtype).T if k_major
-         else torch.randn(k_total, 136, generator=g).to("cuda", dtype))
+    a, b = k_grouped_operands(ends, 200, 136, dtype, a_m_major, b_n_major, g)
     poison_next_allocation(len(ends) * 200 * 136)
     out = tg.grouped_mm(a, b, offs.cuda(), out_dtype=torch.float32)
     check(out, reference.grouped_mm(a, b, offs), dtype)
+    poison_next_allocation(len(ends) * 200 * 136)
+    out16 = tg.grouped_mm(a, b, offs.cuda())
+    assert out16.dtype == dtype
+    check(out16, reference.grouped_mm(a, b, offs), dtype)
 
 
-@pytest.mark.parametrize("ends", [[0, 96, 96, 304], [7, 100, 101, 300]])
-def test_k_grouped_bf16(ends):
-    """2-D x 2-D in the output dtype, offsets that are not multiples of 16 (torch._grouped_mm
-    device-asserts on those)."""
-    torch.manual_seed(5)
-    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
-    a = torch.randn(64, 320, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(320, 96, device="cuda", dtype=torch.bfloat16)
-    check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+@pytest.mark.parametrize("tile", ["128x128", "128x256"])
+@pytest.mark.parametrize("dtype", HALF)
+def test_k_grouped_tiles(tile, dtype, monkeypatch):
+    """Both K-grouped kernels on groups of many K blocks that start and end anywhere, output tiles
+    cut by M and N on both sides (M = 300, N = 520), empty groups between and at the ends."""
+    force_tile(monkeypatch, tile)
+    g = torch.Generator().manual_seed(17)
+    ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
+    offs = torch.tensor(ends, dtype=torch.int32)
+    a, b = k_grouped_operands(ends, 300, 520, dtype, True, True, g, tail=3)
+    poison_next_allocation(len(ends) * 300 * 520)
+    out = tg.grouped_mm(a, b, offs.cuda())
+    check(out, reference.grouped_mm(a, b, offs), dtype)
+    assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
+
+
+def test_k_grouped_takes_its_kernel():
+    """The MoE weight gradient runs our K-grouped kernel (A M-major: the configuration's last
+    template argument false), and nothing else but the device-side map build."""
+    torch.manual_seed(6)
+    x = torch.randn(2000, 256, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(2000, 384, device="cuda", dtype=torch.bfloat16)
+    offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
+    names = kernel_names(lambda: tg.grouped_mm(x.T, dy, offs))
+    assert any(re.search(r"GroupedGemmConfig<[^<>]*, false>", n) for n in names), names
+    assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
+
+
+def test_k_grouped_forced_tile_must_exist(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "64x128")
+    a = torch.randn(64, 100, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(100, 64, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"must be one of 128x256, 128x128 \(grouped_mm's K-grouped form\)"):
+        tg.grouped_mm(a, b, torch.tensor([50, 100], dtype=torch.int32, device="cuda"))
+
+
+def test_k_grouped_all_empty_and_invalid_offsets():
+    """All groups empty: zeros. Decreasing offsets or offsets past K cannot be reported without a
+    synchronisation: they are clamped (an unspecified result, no access outside the tensors, no
+    error left behind)."""
+    a = torch.randn(96, 300, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(300, 80, device="cuda", dtype=torch.bfloat16)
+    poison_next_allocation(3 * 96 * 80)
+    out = tg.grouped_mm(a, b, torch.zeros(3, dtype=torch.int32, device="cuda"))
+    assert torch.all(out == 0)
+    bad = tg.grouped_mm(a, b, torch.tensor([200, 100, 5000], dtype=torch.int32, device="cuda"))
+    torch.cuda.synchronize()
+    assert bad.shape == (3, 96, 80) and not bad.isnan().any()
+    # what the kernel makes of them: group g spans [clamp(offs[g-1]), clamp(offs[g]) not below that]
+    a64, b64 = a.double(), b.double()
+    expected = torch.stack([a64[:, :200] @ b64[:200], torch.zeros(96, 80, dtype=torch.float64, device="cuda"),
+                            a64[:, 100:300] @ b64[100:300]])
+    check(bad, expected, torch.bfloat16)
+
+
+def test_k_grouped_in_a_cuda_graph():
+    """The weight gradient captured once and replayed with new routing in the same offs."""
+    torch.manual_seed(7)
+    x = torch.randn(1500, 192, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(1500, 264, device="cuda", dtype=torch.bfloat16)
+    offs = torch.tensor([100, 300, 300, 700, 900, 1000], dtype=torch.int32, device="cuda")
+    tg.grouped_mm(x.T, dy, offs)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        dw = tg.grouped_mm(x.T, dy, offs)
+    for trial in range(3):
+        counts = torch.bincount(torch.randint(6, (1300 + trial * 97,)), minlength=6)
+        offs.copy_(counts.cumsum(0).to(torch.int32))
+        graph.replay()
+        check(dw, reference.grouped_mm(x.T, dy, offs.cpu()), torch.bfloat16)
+
+
+def test_moe_layer_backward_in_a_cuda_graph():
+    """A whole MoE expert layer's forward and backward (dX through the N-major-B form, dW through
+    the K-grouped one) captured and replayed with new routing: nothing reads offs on the host."""
+    torch.manual_seed(8)
+    x = torch.randn(1024, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(4, 256, 320, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    grad = torch.randn(1024, 320, device="cuda", dtype=torch.bfloat16)
+    offs = torch.tensor([200, 500, 500, 1000], dtype=torch.int32, device="cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm-up on a side stream, as CUDA graph capture asks
+        tg.grouped_mm(x, w, offs).backward(grad)
+    torch.cuda.current_stream().wait_stream(stream)
+    x.grad = w.grad = None
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tg.grouped_mm(x, w, offs).backward(grad)
+    for trial in range(2):
+        counts = torch.bincount(torch.randint(4, (1000 - 50 * trial,)), minlength=4)
+        offs.copy_(counts.cumsum(0).to(torch.int32))
+        graph.replay()
+        x32, w32 = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+        reference.grouped_mm(x32, w32, offs.cpu()).backward(grad.double())
+        check(x.grad, x32.grad, torch.bfloat16)
+        check(w.grad, w32.grad, torch.bfloat16)
 

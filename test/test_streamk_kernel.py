@@ -187,8 +187,8 @@ def test_tma_store_epilogue(decomposition, m, n, k, monkeypatch):
 
 
 def test_tma_store_takes_its_kernel(monkeypatch):
-    """By default an aligned 128x256 output runs the TMA-store variant (the config's last template
-    argument); rows that are not 16-byte aligned (N = 1001) and TORCH_GROUPED_TMA_STORE=0 keep the
+    """By default an aligned 128x256 output runs the TMA-store variant (the config's template
+    argument before A's layout); rows that are not 16-byte aligned (N = 1001) and TORCH_GROUPED_TMA_STORE=0 keep the
     thread stores; another value is an error."""
     monkeypatch.delenv("TORCH_GROUPED_TMA_STORE", raising=False)
 
@@ -200,10 +200,10 @@ def test_tma_store_takes_its_kernel(monkeypatch):
         check(out, a, b)
         return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
-    assert any(re.search(r"GroupedGemmConfig<[^<>]*, true>", x) for x in kernels(1024))
-    assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true>", x) for x in kernels(1001))
+    assert any(re.search(r"GroupedGemmConfig<[^<>]*, true, true>", x) for x in kernels(1024))
+    assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true, true>", x) for x in kernels(1001))
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "0")
-    assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true>", x) for x in kernels(1024))
+    assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true, true>", x) for x in kernels(1024))
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "yes")
     with pytest.raises(ValueError, match="TORCH_GROUPED_TMA_STORE must be 0 or 1"):
         kernels(1024)

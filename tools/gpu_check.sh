@@ -15,10 +15,10 @@ exec > >(tee "$OUT/gpu_check.log") 2>&1
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 step() { echo; echo "=== $* ($(date +%T))"; }
 # The GPU kernels' tests that compute-sanitizer runs by default (a few minutes under racecheck).
-DEFAULT_SANITIZE="(gpu and (layout or permute) and not huge and not takes_its_kernel) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or test_many_misaligned or test_unaligned or test_gpu_large_fp32_fp64 or (test_streamk_kernel and (grids or graph or 130-250 or unaligned or tma_store_epilogue)) or (test_every_tile_configuration and (128x256c2 or tma)) or test_clustered_kernel"
+DEFAULT_SANITIZE="(gpu and (layout or permute) and not huge and not takes_its_kernel) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or test_many_misaligned or test_unaligned or test_gpu_large_fp32_fp64 or (test_streamk_kernel and (grids or graph or 130-250 or unaligned or tma_store_epilogue)) or (test_every_tile_configuration and (128x256c2 or tma)) or test_clustered_kernel or (test_k_grouped and not takes_its_kernel) or test_moe_layer"
 
 # racecheck's default: the kernels that share memory between threads, a few cases each
-DEFAULT_RACECHECK="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k)))) or (test_ragged_rows and 72-136) or (test_streamk_kernel and graph) or (test_gpu_transposes and float16 and (tma or tile2d)) or (test_tma_store_epilogue and 136-264) or (test_every_tile_configuration and tma and bfloat16) or test_clustered_kernel"
+DEFAULT_RACECHECK="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k)))) or (test_ragged_rows and 72-136) or (test_streamk_kernel and graph) or (test_gpu_transposes and float16 and (tma or tile2d)) or (test_tma_store_epilogue and 136-264) or (test_every_tile_configuration and tma and bfloat16) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16)"
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader

@@ -8,8 +8,11 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "../common/checks.h"
@@ -19,6 +22,7 @@
 #include "../sched/tile_choice.h"
 #include "device_info.h"
 #include "list_launch.h"
+#include "k_grouped_maps.h"
 #include "list_outputs.h"
 #include "operand_maps.h"
 #include "staged_operands.h"
@@ -50,18 +54,25 @@ std::string tile_name(const TileOption& t) {
 
 // TORCH_GROUPED_TILE=MxN (or 128x256c2, the clustered kernel) forces a tile, for the benchmarks'
 // sweeps; unset or empty: the model, whose 128 x 256 becomes the clustered kernel under
-// TORCH_GROUPED_CLUSTER=1 (sched::kClusterTile says why that is not the default yet).
+// TORCH_GROUPED_CLUSTER=1 (sched::kClusterTile says why that is not the default yet). `options`:
+// the tiles the call's kernels exist with (the K-grouped form has no clustered kernel).
 template <class ModelFn>
-const TileOption& chosen_tile(ModelFn model) {
+const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched::kTileOptions) {
+  const bool clusters = options.first == sched::kTileOptions;
   const char* v = std::getenv("TORCH_GROUPED_TILE");
   if (v != nullptr && *v != 0) {
-    for (const TileOption& t : sched::kTileOptions) {
-      if (tile_name(t) == v) return t;
+    std::string names;
+    for (const TileOption* t = options.first; t != options.first + options.count; ++t) {
+      if (tile_name(*t) == v) return *t;
+      names += (names.empty() ? "" : ", ") + tile_name(*t);
     }
-    if (tile_name(sched::kClusterTile) == v) return sched::kClusterTile;
-    TORCH_CHECK_VALUE(false, "TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128, 128x256c2; got '", v, "'");
+    if (clusters && tile_name(sched::kClusterTile) == v) return sched::kClusterTile;
+    TORCH_CHECK_VALUE(false, "TORCH_GROUPED_TILE must be one of ", names,
+                      clusters ? ", " + tile_name(sched::kClusterTile) : std::string(" (grouped_mm's K-grouped form)"),
+                      "; got '", v, "'");
   }
   const TileOption& t = model();
+  if (!clusters) return t;
   const char* cluster = std::getenv("TORCH_GROUPED_CLUSTER");
   const bool clustered = cluster != nullptr && std::string(cluster) == "1";
   return clustered && t.m == sched::kClusterTile.m && t.n == sched::kClusterTile.n ? sched::kClusterTile : t;
@@ -75,6 +86,58 @@ kernels::GroupedGemmKernel kernel_for(at::ScalarType input, const TileOption& ti
   return kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major, tile.cluster_m, tma_store);
 }
 
+// K grouped (2-D x 2-D, the MoE weight gradient dW = Xᵀ dY): out[g] = a[:, K_g] @ b[K_g, :] over
+// the K range K_g = [offs[g-1], offs[g]), read with K as both operands' outer dimension (A M-major,
+// B N-major: kernels::GroupedForm::RaggedK says why), from per-group maps built on the device.
+// An operand in the other layout is copied into this one (the MoE backward's xᵀ and dY need none).
+at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& offs, at::Tensor out,
+                        int64_t groups) {
+  const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
+  if (k > INT32_MAX) return at::Tensor();  // K coordinates beyond TMA's (int32)
+  const int device = a.get_device();
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  std::vector<at::Tensor> keep;
+  StagedOperands operands;
+  const int ia = operands.add(a, /*transposed=*/true), ib = operands.add(b);
+  operands.copy(a.device(), stream, keep);
+  if (!operands[ia] || !operands[ib]) return at::Tensor();  // beyond TMA's extents
+  auto tiles = [&](const TileOption& t) { return sched::ceil_div(m, t.m) * sched::ceil_div(n, t.n) * groups; };
+  const TileOption& tile = chosen_tile(
+      [&]() -> const TileOption& {
+        return sched::choose_uniform_tile(std::max<int64_t>(k / groups, 1), multiprocessor_count(device), tiles,
+                                          sched::kKGroupedTileOptions);
+      },
+      sched::kKGroupedTileOptions);
+  const kernels::GroupedGemmKernel kernel = kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.n);
+
+  // The per-group maps, 128-byte aligned (the allocator's blocks are 512-byte aligned).
+  at::Tensor maps = at::empty({2 * groups * int64_t(sizeof(CUtensorMap))}, a.options().dtype(at::kByte));
+  KGroupedMapsArgs m_args{};
+  m_args.a_template = encode_tma_map(*operands[ia], a.scalar_type(), 64, kTileK);  // 64 rows of M x 64 of K
+  m_args.b_template = b_map(*operands[ib], /*k_major=*/false, kernel.b_box_n(), a.scalar_type());
+  m_args.offs = offs.data_ptr<int32_t>();
+  m_args.a_maps = reinterpret_cast<CUtensorMap*>(maps.data_ptr());
+  m_args.b_maps = m_args.a_maps + groups;
+  m_args.groups = static_cast<int32_t>(groups);
+  m_args.k = k;
+  build_k_grouped_tensor_maps(m_args, stream);
+
+  GroupedGemmArgs p{};
+  p.form = GroupedForm::RaggedK;
+  p.a_map = m_args.a_template, p.b_map = m_args.b_template;
+  p.a_maps = m_args.a_maps, p.b_maps = m_args.b_maps;
+  p.offs = m_args.offs;
+  p.m = m, p.n = n, p.k = k;
+  p.groups = static_cast<int32_t>(groups);
+  p.c = out.data_ptr(), p.ldc = n, p.c_batch_stride = m * n;
+  p.out_kind = out_kind(out.scalar_type());
+  // Each group is a whole matmul over its own slabs of A and B, as in the list API.
+  p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kListPanel)};
+  const int64_t grid = std::min<int64_t>(kernel.resident(device), tiles(tile));
+  kernel.launch(p, static_cast<int>(grid), stream);
+  return out;
+}
+
 }  // namespace
 
 at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& offs,
@@ -82,16 +145,17 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const GroupedMmShape s = check_grouped_mm(a, b, offs, out_dtype);
   c10::cuda::CUDAGuard guard(a.device());
   ensure_context(a.get_device());
-  // K grouped (2-D x 2-D, the MoE weight gradient) is not in our kernel yet. PyTorch's
-  // torch._grouped_mm is no safe stand-in: it checks the offsets' alignment with a device-side
-  // assert, which kills the CUDA context (seen with offs = [7, 100, 101, 300], bf16, H100).
-  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a) || s.form == GroupedMmForm::A2dB2d) {
-    return grouped_mm_portable(a, b, offs, out_dtype);
-  }
+  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a)) return grouped_mm_portable(a, b, offs, out_dtype);
   at::Tensor out = at::empty(s.out_sizes, a.options().dtype(s.out_dtype));
   const int64_t k = a.size(-1);
   if (out.numel() == 0) return out;
   if (k == 0 || s.groups == 0) return out.zero_();
+  if (s.form == GroupedMmForm::A2dB2d) {
+    // (PyTorch's torch._grouped_mm is no stand-in for the rare inputs our kernel cannot address:
+    // it checks the offsets' alignment with a device-side assert, which kills the CUDA context.)
+    at::Tensor done = k_grouped_mm(a, b, offs->contiguous(), out, s.groups);
+    return done.defined() ? done : grouped_mm_portable(a, b, offs, out_dtype);
+  }
 
   GroupedGemmArgs p{};
   // The kernel reads offs with unit stride; a strided or expanded view gets a (device) copy, which

@@ -1,10 +1,11 @@
 // One thread per tensor map: copy the template, then patch the address, sizes and row stride
-// with tensormap.replace (sm_90a). The grouped GEMM kernel acquires each map through the tensormap
+// (kernels/tensormap_patch.cuh). The grouped GEMM kernel acquires each map through the tensormap
 // proxy before its first TMA load with it.
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
 
+#include "../kernels/tensormap_patch.cuh"
 #include "list_maps.h"
 
 namespace torch_grouped {
@@ -12,20 +13,15 @@ namespace {
 
 __device__ __forceinline__ void patch_map(CUtensorMap* map, const CUtensorMap& from, const void* base,
                                           int64_t inner, int64_t outer, int64_t row_bytes) {
-  const uint4* src = reinterpret_cast<const uint4*>(&from);
-  uint4* dst = reinterpret_cast<uint4*>(map);
-#pragma unroll
-  for (int i = 0; i < int(sizeof(CUtensorMap) / sizeof(uint4)); ++i) dst[i] = src[i];
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile("tensormap.replace.tile.global_address.global.b1024.b64 [%0], %1;" ::"l"(map), "l"(base) : "memory");
-  asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 0, %1;" ::"l"(map), "r"(uint32_t(inner)) : "memory");
-  asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 1, %1;" ::"l"(map), "r"(uint32_t(outer)) : "memory");
-  asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 2, %1;" ::"l"(map), "r"(1u) : "memory");
-  // Strides in bytes, of dimensions 1 and 2 (the innermost one is the element).
-  asm volatile("tensormap.replace.tile.global_stride.global.b1024.b64 [%0], 0, %1;" ::"l"(map), "l"(row_bytes) : "memory");
-  asm volatile("tensormap.replace.tile.global_stride.global.b1024.b64 [%0], 1, %1;" ::"l"(map), "l"(row_bytes * outer) : "memory");
-  asm volatile("fence.proxy.tensormap::generic.release.gpu;" ::: "memory");
-#endif
+  using namespace kernels;
+  copy_tensor_map(map, from);
+  replace_global_address(map, base);
+  replace_global_dim<0>(map, uint32_t(inner));
+  replace_global_dim<1>(map, uint32_t(outer));
+  replace_global_dim<2>(map, 1u);
+  replace_global_stride<0>(map, row_bytes);
+  replace_global_stride<1>(map, row_bytes * outer);
+  release_tensor_map();
 }
 
 // Thread i patches group i / maps_per_group's A, B or (with output maps) C map.

@@ -32,6 +32,10 @@ TG_DECLARE(grouped_gemm_f16_128x256c2t_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x256c2t_bnmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
+TG_DECLARE(grouped_gemm_bf16_128x128_kgrouped)
+TG_DECLARE(grouped_gemm_bf16_128x256_kgrouped)
+TG_DECLARE(grouped_gemm_f16_128x128_kgrouped)
+TG_DECLARE(grouped_gemm_f16_128x256_kgrouped)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
@@ -83,6 +87,14 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
   TORCH_INTERNAL_ASSERT(false, "grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles in clusters of ", cluster_m,
                         tma_store ? " with TMA stores" : "");
   return {};
+}
+
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n) {
+#define TG_K_GROUPED(P, N) GroupedGemmKernel{grouped_gemm_##P##_128x##N##_kgrouped, 128, N, 1, grouped_gemm_##P##_128x##N##_kgrouped_resident, false}
+  TORCH_INTERNAL_ASSERT(tile_n == 128 || tile_n == 256, "K-grouped GEMM: no kernel with 128x", tile_n, " tiles");
+  if (input == InputKind::BFloat16) return tile_n == 256 ? TG_K_GROUPED(bf16, 256) : TG_K_GROUPED(bf16, 128);
+  return tile_n == 256 ? TG_K_GROUPED(f16, 256) : TG_K_GROUPED(f16, 128);
+#undef TG_K_GROUPED
 }
 
 GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk) {

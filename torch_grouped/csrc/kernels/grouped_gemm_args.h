@@ -17,7 +17,13 @@ namespace torch_grouped::kernels {
 //  RaggedN: a [G, M, K], b [K, N] with columns grouped by `offs`, out [M, N] (grouped_mm 3D x 2D)
 //  Batched: a [G, M, K], b [G, K, N], out [G, M, N]                          (grouped_mm 3D x 3D)
 //  List:    one (a, b, out) per group, sizes and tensor maps in `list`/`a_maps`/`b_maps` (gemm)
-enum class GroupedForm : int32_t { RaggedM = 0, RaggedN = 1, Batched = 2, List = 3 };
+//  RaggedK: a [M, K] and b [K, N] with K grouped by `offs`, out [G, M, N]  (grouped_mm 2D x 2D, the
+//           MoE weight gradient dW = Xᵀ dY). Only the kernels that read A M-major run it: both
+//           operands have K as their outer dimension there, so a group's first K (anywhere: the
+//           offsets live on the device) is an outer TMA coordinate. (A swizzled box whose innermost
+//           start is not 16-byte aligned faults: session 2.) Per-group maps in `a_maps`/`b_maps`
+//           (csrc/cuda/k_grouped_maps.cu) cut K at the group's end, so TMA zero-fills past it.
+enum class GroupedForm : int32_t { RaggedM = 0, RaggedN = 1, Batched = 2, List = 3, RaggedK = 4 };
 enum class OutKind : int32_t { BFloat16 = 0, Half = 1, Float = 2 };
 
 // One problem of the list API, as the host writes it into the device table. The tensor maps of
@@ -37,17 +43,18 @@ struct ListGroup {
 
 struct GroupedGemmArgs {
   // RaggedM/RaggedN/Batched: A as [batch, rows, K] (K fastest); B as [batch, N, K] when K-major,
-  // [batch, K, N] when N-major. The ragged dimension is addressed by coordinates, so one map
+  // [batch, K, N] when N-major. (RaggedK: A as [1, K, M], B as [1, K, N]; the maps here are the
+  // templates of the per-group ones.) The ragged dimension is addressed by coordinates, so one map
   // serves every group: rows of a neighbouring group that a tile reads are never stored.
   CUtensorMap a_map;
   CUtensorMap b_map;
-  const CUtensorMap* a_maps;  // List: per-group maps in device memory
+  const CUtensorMap* a_maps;  // List, RaggedK: per-group maps in device memory
   const CUtensorMap* b_maps;
   const ListGroup* list;      // List: per-group sizes and outputs in device memory
   const int32_t* offs;        // RaggedM/RaggedN: cumulative group ends, device memory
   const sched::PrecomputedEntry* precomputed;  // host-precompute mode: per-CTA lists, else null
   int64_t precomputed_stride;                  // entries per CTA in `precomputed`
-  int64_t m, n, k;  // RaggedM: total rows; RaggedN: total columns; Batched: sizes per batch
+  int64_t m, n, k;  // RaggedM: total rows; RaggedN: total columns; RaggedK: total K; Batched: sizes per batch
   void* c;          // output of the non-list forms
   int64_t ldc;      // elements
   int64_t c_batch_stride;
@@ -84,6 +91,7 @@ struct GroupProblem {
   int64_t m, n, k;
   int32_t a_row, a_batch;  // A map coordinates of the problem's row 0
   int32_t b_col, b_batch;  // B map coordinates of the problem's column 0
+  int32_t k_origin;        // RaggedK: the K coordinate of the problem's K index 0
   const CUtensorMap* a;
   const CUtensorMap* b;
   char* c;                 // element (0, 0) of the problem's output
@@ -106,9 +114,20 @@ TG_HOST_DEVICE int32_t visited_groups(const GroupedGemmArgs& p) {
   return p.groups + (ragged ? 1 : 0);
 }
 
-// Group `g` of the call as a problem. Offsets are clamped into [previous end, total] so that even
-// invalid offsets (which the device cannot report without a synchronisation) only ever address
-// memory inside the tensors.
+// Where ragged group `g` of `groups` lies in [0, total): offsets clamped into [previous end, total]
+// so that even invalid offsets (which the device cannot report without a synchronisation) only ever
+// address memory inside the tensors. Group `groups` is the virtual tail [last end, total).
+struct RaggedRange {
+  int64_t start, end;
+};
+template <class ReadOffset>
+TG_HOST_DEVICE RaggedRange ragged_range(int32_t g, int32_t groups, int64_t total, ReadOffset read) {
+  const int64_t start = g == 0 ? 0 : clamp64(read(g - 1), 0, total);
+  const int64_t end = g == groups ? total : clamp64(read(g), start, total);
+  return {start, end};
+}
+
+// Group `g` of the call as a problem.
 template <class ReadOffset>
 TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, ReadOffset read) {
   GroupProblem q{};
@@ -131,9 +150,16 @@ TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, R
     q.c_in = p.c_in, q.ldc_in = p.ldc_in;
     return q;
   }
+  if (p.form == GroupedForm::RaggedK) {
+    const RaggedRange r = ragged_range(g, p.groups, p.k, read);
+    q.m = p.m, q.n = p.n, q.k = r.end - r.start;
+    q.k_origin = static_cast<int32_t>(r.start);
+    q.a = p.a_maps + g, q.b = p.b_maps + g;
+    q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * es;
+    return q;
+  }
   const int64_t total = p.form == GroupedForm::RaggedM ? p.m : p.n;
-  const int64_t start = g == 0 ? 0 : clamp64(read(g - 1), 0, total);
-  const int64_t end = g == p.groups ? total : clamp64(read(g), start, total);
+  const auto [start, end] = ragged_range(g, p.groups, total, read);
   q.k = g == p.groups ? 0 : p.k;  // the virtual tail group: zeros
   if (p.form == GroupedForm::RaggedM) {
     q.m = end - start, q.n = p.n;

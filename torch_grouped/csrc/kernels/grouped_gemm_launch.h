@@ -30,6 +30,10 @@ struct GroupedGemmKernel {
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1,
                                       bool tma_store = false);
 
+// The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128 x tile_n tiles (128 or
+// 256), A M-major, B N-major.
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n);
+
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of
 // args.streamk (one problem), partial tiles in args.workspace.
 GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk);

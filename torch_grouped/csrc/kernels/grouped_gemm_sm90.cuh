@@ -46,7 +46,7 @@ namespace torch_grouped::kernels {
 enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
 
 template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1,
-          bool TmaStore_ = false>
+          bool TmaStore_ = false, bool AKMajor_ = true>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
@@ -63,6 +63,11 @@ struct GroupedGemmConfig {
   static_assert(!Rank2K || (BM == BN && BKMajor_), "Rank2K needs square tiles and K-major operands");
   using Tiles = cute::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
+  // A M-major (A[g] ([M, K]) with unit stride along M, the transposed activations of an MoE weight
+  // gradient): the kernels of the K-grouped form (GroupedForm::RaggedK), whose B is N-major.
+  static constexpr bool AKMajor = AKMajor_;
+  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && ClusterM_ == 1 && !TmaStore_ && !BKMajor_),
+                "A M-major: the K-grouped form's plain grouped walk, B N-major");
   static constexpr int Consumers = BM / 64;  // consumer warpgroups, 64 rows each
   static constexpr int Threads = 128 * (Consumers + 1);
   // One consumer warpgroup: two CTAs share an SM, so that one's epilogue overlaps the other's
@@ -89,16 +94,17 @@ struct GroupedGemmConfig {
   static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes;
   static constexpr int Stages = StageBudget / StageBytes < 8 ? StageBudget / StageBytes : 8;
 
-  using SmemLayoutA = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<T>{},
-                                                   cute::Shape<cute::Int<BM>, cute::Int<BK>, cute::Int<Stages>>{}));
-  // N-major B: the TMA box is 64 columns x BK rows, so the atoms of one stage are stacked along K
-  // first (Step<_2, _1, _3>), which is the order the boxes land in.
-  using SmemLayoutB = decltype(cute::tile_to_shape(
-      cute::conditional_t<BKMajor, cute::GMMA::Layout_K_SW128_Atom<T>, cute::GMMA::Layout_MN_SW128_Atom<T>>{},
-      cute::Shape<cute::Int<BN>, cute::Int<BK>, cute::Int<Stages>>{},
-      cute::conditional_t<BKMajor, cute::Step<cute::_1, cute::_2, cute::_3>, cute::Step<cute::_2, cute::_1, cute::_3>>{}));
+  // An MN-major operand (B N-major, A M-major): the TMA box is 64 columns (rows) x BK, so the atoms
+  // of one stage are stacked along K first (Step<_2, _1, _3>), which is the order the boxes land in.
+  template <bool KMajor, int Rows>
+  using SmemLayout = decltype(cute::tile_to_shape(
+      cute::conditional_t<KMajor, cute::GMMA::Layout_K_SW128_Atom<T>, cute::GMMA::Layout_MN_SW128_Atom<T>>{},
+      cute::Shape<cute::Int<Rows>, cute::Int<BK>, cute::Int<Stages>>{},
+      cute::conditional_t<KMajor, cute::Step<cute::_1, cute::_2, cute::_3>, cute::Step<cute::_2, cute::_1, cute::_3>>{}));
+  using SmemLayoutA = SmemLayout<AKMajor, BM>;
+  using SmemLayoutB = SmemLayout<BKMajor, BN>;
   using MmaOp = decltype(cute::GMMA::ss_op_selector<T, T, float, cute::Shape<cute::_64, cute::Int<BN>, cute::Int<BK>>,
-                                                    cute::GMMA::Major::K,
+                                                    AKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN,
                                                     BKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN>());
   using TiledMma = decltype(cute::make_tiled_mma(MmaOp{}, cute::Layout<cute::Shape<cute::Int<Consumers>, cute::_1, cute::_1>>{}));
   using Pipeline = cutlass::PipelineTmaAsync<Stages>;
@@ -234,8 +240,10 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   while (units.next(u)) {
     const GroupProblem& q = u.q;
     const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // of one pass
-    if (p.form == GroupedForm::List && leader && u.tile.group != acquired && kblocks > 0) {
-      // The list maps were patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu).
+    const bool group_maps = p.form == GroupedForm::List || (!Cfg::AKMajor && p.form == GroupedForm::RaggedK);
+    if (group_maps && leader && u.tile.group != acquired && kblocks > 0) {
+      // Per-group maps were patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu,
+      // k_grouped_maps.cu).
       cute::tma_descriptor_fence_acquire(q.a);
       cute::tma_descriptor_fence_acquire(q.b);
       acquired = u.tile.group;
@@ -252,6 +260,18 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
         const int32_t k0 = (second ? kb - kblocks : kb) * Cfg::BK;
         cute::SM90_TMA_LOAD_3D::copy(second ? q.b : q.a, bar, kEvictNormal, a, k0, row, 0);
         cute::SM90_TMA_LOAD_3D::copy(second ? q.a : q.b, bar, kEvictNormal, b, k0, col, 0);
+        ++state;
+        continue;
+      }
+      if constexpr (!Cfg::AKMajor) {
+        // The K-grouped form: A M-major in 64-row boxes, B N-major; the group's K starts at k_origin.
+        const int32_t k0 = q.k_origin + kb * Cfg::BK;
+#pragma unroll
+        for (int j = 0; j < Cfg::BM / 64; ++j)
+          cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a + j * 64 * Cfg::BK, row + 64 * j, k0, 0);
+#pragma unroll
+        for (int j = 0; j < Cfg::BN / 64; ++j)
+          cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b + j * 64 * Cfg::BK, col + 64 * j, k0, 0);
         ++state;
         continue;
       }
@@ -624,7 +644,7 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
   if (warpgroup == 0) {
     cutlass::arch::warpgroup_reg_dealloc<Cfg::ProducerRegs>();
     if (threadIdx.x < 32) {
-      if (p.form != GroupedForm::List && threadIdx.x == 0) {
+      if (p.form != GroupedForm::List && p.form != GroupedForm::RaggedK && threadIdx.x == 0) {
         cute::prefetch_tma_descriptor(&p.a_map);
         cute::prefetch_tma_descriptor(&p.b_map);
       }
@@ -706,20 +726,23 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file), and
 // `NAME_resident` (resident_grouped_gemm_ctas). MODE is Grouped, Rank2K, StreamK or Rank2KStreamK;
 // the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters, the _TMA_STORE form stores
-// through store_tile_tma (args.c_map).
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE)          \
+// through store_tile_tma (args.c_map), AKMAJOR false reads A M-major.
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR) \
   namespace torch_grouped::kernels {                                                                          \
-  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE>;        \
+  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR>; \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                     \
     launch_grouped_gemm<NAME##_config>(args, grid, stream);                                                   \
   }                                                                                                           \
   int NAME##_resident(int device) { return resident_grouped_gemm_ctas<NAME##_config>(device); }              \
   }
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, 1, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, 1, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true)
+// The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK).
+#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, false, Grouped, 1, false, false)
 
 }  // namespace torch_grouped::kernels

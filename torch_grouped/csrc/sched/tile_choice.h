@@ -56,6 +56,8 @@ struct TileOption {
 
 // The shapes the kernels are built for (csrc/instantiations/), in order of preference on ties.
 inline constexpr TileOption kTileOptions[] = {{128, 256, 1.0, 1}, {128, 128, 0.92, 1}, {64, 128, 0.85, 2}};
+// Those of the K-grouped form (grouped_mm 2-D x 2-D), whose kernels read A M-major.
+inline constexpr TileOption kKGroupedTileOptions[] = {kTileOptions[0], kTileOptions[1]};
 
 // 128 x 256 tiles in 2 x 1 clusters that multicast B (kernels/grouped_gemm_sm90.cuh). Not weighed
 // by the model: measured on the H100 (session 8) it was 8-16% slower than plain 128 x 256 on the
@@ -70,12 +72,21 @@ inline double tile_time(const TileOption& t, int64_t k) {
   return double(t.ctas_per_sm) * t.m * t.n * double(k + kFixedK) / t.efficiency;
 }
 
+// A set of options (kTileOptions or kKGroupedTileOptions).
+struct TileOptions {
+  const TileOption* first;
+  int32_t count;
+  template <size_t N>
+  constexpr TileOptions(const TileOption (&options)[N]) : first(options), count(int32_t(N)) {}
+};
+
 // The option with the least `time(option)`.
 template <class TimeFn>
-const TileOption& least_time_tile(TimeFn time) {
+const TileOption& least_time_tile(TimeFn time, TileOptions options = kTileOptions) {
   const TileOption* best = nullptr;
   double best_time = 0;
-  for (const TileOption& t : kTileOptions) {
+  for (const TileOption* o = options.first; o != options.first + options.count; ++o) {
+    const TileOption& t = *o;
     const double cost = time(t);
     if (best == nullptr || cost < best_time) best = &t, best_time = cost;
   }
@@ -100,13 +111,14 @@ inline const TileOption& choose_list_tile(const int64_t* m, const int64_t* n, co
   });
 }
 
-// One K for every group (grouped_mm): waves of the persistent grid times one tile's time;
-// `tiles(option)` estimates the call's tile count.
+// One K for every group (grouped_mm; the K-grouped form: their mean): waves of the persistent grid
+// times one tile's time; `tiles(option)` estimates the call's tile count.
 template <class TileCountFn>
-const TileOption& choose_uniform_tile(int64_t k, int64_t sms, TileCountFn tiles) {
+const TileOption& choose_uniform_tile(int64_t k, int64_t sms, TileCountFn tiles,
+                                      TileOptions options = kTileOptions) {
   return least_time_tile([&](const TileOption& t) {
     return double(ceil_div(tiles(t), sms * t.ctas_per_sm)) * tile_time(t, k);
-  });
+  }, options);
 }
 
 }  // namespace torch_grouped::sched
