@@ -727,7 +727,7 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // `NAME_resident` (resident_grouped_gemm_ctas). MODE is Grouped, Rank2K, StreamK or Rank2KStreamK;
 // the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters, the _TMA_STORE form stores
 // through store_tile_tma (args.c_map), AKMAJOR false reads A M-major.
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR) \
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR) \
   namespace torch_grouped::kernels {                                                                          \
   using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR>; \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                     \
@@ -736,13 +736,15 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
   int NAME##_resident(int device) { return resident_grouped_gemm_ctas<NAME##_config>(device); }              \
   }
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true)
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true)
 // The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK).
 #define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, false, Grouped, 1, false, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, 1, false, false)
 
 }  // namespace torch_grouped::kernels
