@@ -11,3 +11,11 @@ DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipi
 @pytest.fixture(params=DEVICES)
 def device(request):
     return request.param
+
+
+def pytest_make_parametrize_id(config, val, argname):
+    """torch dtypes by name in test ids (test_x[bfloat16-...], not [dtype0-...]), so that `-k`
+    expressions (tools/gpu_check.sh's sanitizer sets) can select them."""
+    if isinstance(val, torch.dtype):
+        return str(val).removeprefix("torch.")
+    return None

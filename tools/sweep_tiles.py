@@ -2,8 +2,10 @@
 (TORCH_GROUPED_TILE, 128x256c2 the clustered kernel; TORCH_GROUPED_PANEL), syr2k's one-problem
 cases under every decomposition (TORCH_GROUPED_SYR2K_DECOMPOSITION), beside the choice the
 heuristics make: how much the host heuristics leave on the table; and streamk_mm with and without
-its TMA-store epilogue (TORCH_GROUPED_TMA_STORE).
-    PYTHONPATH=$PWD:benchmarks python3 tools/sweep_tiles.py"""
+its TMA-store epilogue (TORCH_GROUPED_TMA_STORE), and grouped_mm's K-grouped form (the MoE weight
+gradients) under its tiles, store paths and panels.
+    PYTHONPATH=$PWD:benchmarks python3 tools/sweep_tiles.py [section ...]
+Sections: grouped_mm, wgrad, gemm, syr2k, streamk_mm (default: all)."""
 import os
 import sys
 
@@ -41,12 +43,26 @@ def sweep(name, fn, variants, rounds=3):
     print(f"{name:40s} " + "  ".join(f"{label} {t:8.1f}" for label, t in best.items()) + "  (us)", flush=True)
 
 
-def main():
+def wgrad():
+    """The K-grouped form under each of its tiles, with and without TMA stores, and panel widths,
+    beside torch._grouped_mm on the same inputs."""
+    variants = [(t, {"TORCH_GROUPED_TILE": t}) for t in ("128x256", "128x128")]
+    variants += [("threads", {"TORCH_GROUPED_TMA_STORE": "0"})]
+    variants += [(f"panel{p}", {"TORCH_GROUPED_PANEL": str(p)}) for p in (0, 2, 16)]
+    for case in bench_grouped_mm.wgrad_cases("cuda"):
+        sweep(f"wgrad {case.name}", case.ours, variants)
+        if "torch._grouped_mm" in case.peers:
+            sweep("  torch._grouped_mm", case.peers["torch._grouped_mm"], [])
+
+
+def main(sections):
+    if "wgrad" in sections:
+        wgrad()
     tiles = [(t, {"TORCH_GROUPED_TILE": t}) for t in ("128x256", "128x256c2", "128x128", "64x128")]
     tiles += [(f"{t}+tma", {"TORCH_GROUPED_TILE": t, "TORCH_GROUPED_TMA_STORE": "1"}) for t in ("128x256", "128x256c2")]
     panels = [(f"panel{p}", {"TORCH_GROUPED_PANEL": str(p)}) for p in (0, 2, 4, 8, 16)]
     g = torch.Generator().manual_seed(0)
-    for name, groups, n, k, tokens, dtype, routing in bench_grouped_mm.GPU_CASES:
+    for name, groups, n, k, tokens, dtype, routing in bench_grouped_mm.GPU_CASES if "grouped_mm" in sections else []:
         if dtype == torch.float32:
             continue
         ends = bench_grouped_mm.group_sizes(groups, tokens, routing, g).cumsum(0)
@@ -54,24 +70,32 @@ def main():
         a = torch.randn(tokens, k, device="cuda", dtype=dtype)
         b = torch.randn(groups, n, k, device="cuda", dtype=dtype).mT
         sweep(f"grouped_mm {name}", lambda: tg.grouped_mm(a, b, offs), tiles + panels)
-    for name, shapes in [("gemm 64x 128x1024x1024", [(128, 1024, 1024)] * 64),
-                         ("gemm 8x 4096^3", [(4096, 4096, 4096)] * 8),
-                         ("gemm seed000", [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)])]:
+    list_cases = [("gemm 64x 128x1024x1024", [(128, 1024, 1024)] * 64),
+                  ("gemm 8x 4096^3", [(4096, 4096, 4096)] * 8),
+                  ("gemm seed000", [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)])]
+    for name, shapes in list_cases if "gemm" in sections else []:
         a = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for m, n, k in shapes]
         b = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for m, n, k in shapes]
         sweep(name, lambda: tg.gemm(a, b), tiles + panels)
     decomps = [(d, {"TORCH_GROUPED_SYR2K_DECOMPOSITION": d})
                for d in ("data_parallel", "stream_k", "split_k", "dp_one_tile_sk", "two_tile_sk_dp")]
-    for n, k in [(1024, 1024), (2048, 8192), (1024, 4096)]:
+    for n, k in [(1024, 1024), (2048, 8192), (1024, 4096)] if "syr2k" in sections else []:
         a, b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16), torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         sweep(f"syr2k n{n} k{k}", lambda: tg.syr2k([a], [b]), decomps)
         sweep(f"  two mm n{n} k{k}", lambda: torch.addmm(a @ b.T, b, a.T), [])
     # streamk_mm's epilogue through TMA stores against the threads' stores, beside cuBLAS
-    for m, n, k in [(16384, 16384, 256), (8192, 8192, 1024), (6144, 6144, 1024), (1000, 3000, 64), (4096, 4096, 4096)]:
+    for m, n, k in ([(16384, 16384, 256), (8192, 8192, 1024), (6144, 6144, 1024), (1000, 3000, 64), (4096, 4096, 4096)]
+                    if "streamk_mm" in sections else []):
         a, b = torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
         sweep(f"streamk_mm {m}x{n}x{k}", lambda: tg.streamk_mm(a, b), [("tma_store", {"TORCH_GROUPED_TMA_STORE": "1"})])
         sweep(f"  torch.mm {m}x{n}x{k}", lambda: torch.mm(a, b), [])
 
 
+SECTIONS = ("grouped_mm", "wgrad", "gemm", "syr2k", "streamk_mm")
+
 if __name__ == "__main__":
-    main()
+    chosen = sys.argv[1:] or list(SECTIONS)
+    unknown = [x for x in chosen if x not in SECTIONS]
+    if unknown:
+        sys.exit(f"unknown sections {unknown}; choose from {SECTIONS}")
+    main(chosen)
