@@ -448,25 +448,6 @@ def test_k_grouped_takes_its_kernel():
     assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
 
 
-@pytest.mark.parametrize("tma_store", ["", "0"])
-@pytest.mark.parametrize("n", [136, 135])
-def test_k_grouped_store_paths(tma_store, n, monkeypatch):
-    """By default the K-grouped form stores through TMA (the configuration's TMA-store argument,
-    before A's layout); rows that are not 16-byte aligned (N = 135) go through the threads in the
-    same kernel; TORCH_GROUPED_TMA_STORE=0 takes the thread-store kernel."""
-    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", tma_store)
-    g = torch.Generator().manual_seed(n)
-    ends = [0, 300, 301, 1100]
-    offs = torch.tensor(ends, dtype=torch.int32)
-    a, b = k_grouped_operands(ends, 200, n, torch.bfloat16, True, True, g)
-    poison_next_allocation(len(ends) * 200 * n)
-    out = []
-    names = kernel_names(lambda: out.append(tg.grouped_mm(a, b, offs.cuda())))
-    check(out[0], reference.grouped_mm(a, b, offs), torch.bfloat16)
-    variants = {m.group(1) for m in (re.search(r"GroupedGemmConfig<[^<>]*, (true|false), false>", x) for x in names) if m}
-    assert variants == ({"false"} if tma_store == "0" else {"true"}), names
-
-
 def test_k_grouped_forced_tile_must_exist(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_TILE", "64x128")
     a = torch.randn(64, 100, device="cuda", dtype=torch.bfloat16)

@@ -108,11 +108,7 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
                                           sched::kKGroupedTileOptions);
       },
       sched::kKGroupedTileOptions);
-  // The output is written once and read by nobody here: with K per group often a few hundred, the
-  // stores are as long as the matmul, and TMA stores let them drain during the next tile.
-  const std::optional<CUtensorMap> c_map = output_map(out, /*by_default=*/true);
-  const kernels::GroupedGemmKernel kernel =
-      kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.n, c_map.has_value());
+  const kernels::GroupedGemmKernel kernel = kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.n);
 
   // The per-group maps, 128-byte aligned (the allocator's blocks are 512-byte aligned).
   at::Tensor maps = at::empty({2 * groups * int64_t(sizeof(CUtensorMap))}, a.options().dtype(at::kByte));
@@ -135,7 +131,6 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   p.groups = static_cast<int32_t>(groups);
   p.c = out.data_ptr(), p.ldc = n, p.c_batch_stride = m * n;
   p.out_kind = out_kind(out.scalar_type());
-  if (c_map) p.c_map = *c_map;
   // Each group is a whole matmul over its own slabs of A and B, as in the list API.
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kListPanel)};
   const int64_t grid = std::min<int64_t>(kernel.resident(device), tiles(tile));

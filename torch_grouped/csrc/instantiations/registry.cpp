@@ -36,10 +36,6 @@ TG_DECLARE(grouped_gemm_bf16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_bf16_128x256_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x256_kgrouped)
-TG_DECLARE(grouped_gemm_bf16_128x128t_kgrouped)
-TG_DECLARE(grouped_gemm_bf16_128x256t_kgrouped)
-TG_DECLARE(grouped_gemm_f16_128x128t_kgrouped)
-TG_DECLARE(grouped_gemm_f16_128x256t_kgrouped)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
@@ -93,18 +89,11 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
   return {};
 }
 
-GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n, bool tma_store) {
-#define TG_K_GROUPED(P, N, T, SUFFIX) \
-  GroupedGemmKernel{grouped_gemm_##P##_128x##N##SUFFIX##_kgrouped, 128, N, 1, grouped_gemm_##P##_128x##N##SUFFIX##_kgrouped_resident, T}
-#define TG_K_GROUPED_TILES(P)                                                                        \
-  if (tile_n == 256) return tma_store ? TG_K_GROUPED(P, 256, true, t) : TG_K_GROUPED(P, 256, false, ); \
-  return tma_store ? TG_K_GROUPED(P, 128, true, t) : TG_K_GROUPED(P, 128, false, );
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n) {
+#define TG_K_GROUPED(P, N) GroupedGemmKernel{grouped_gemm_##P##_128x##N##_kgrouped, 128, N, 1, grouped_gemm_##P##_128x##N##_kgrouped_resident, false}
   TORCH_INTERNAL_ASSERT(tile_n == 128 || tile_n == 256, "K-grouped GEMM: no kernel with 128x", tile_n, " tiles");
-  if (input == InputKind::BFloat16) {
-    TG_K_GROUPED_TILES(bf16)
-  }
-  TG_K_GROUPED_TILES(f16)
-#undef TG_K_GROUPED_TILES
+  if (input == InputKind::BFloat16) return tile_n == 256 ? TG_K_GROUPED(bf16, 256) : TG_K_GROUPED(bf16, 128);
+  return tile_n == 256 ? TG_K_GROUPED(f16, 256) : TG_K_GROUPED(f16, 128);
 #undef TG_K_GROUPED
 }
 

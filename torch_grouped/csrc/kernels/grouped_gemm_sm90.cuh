@@ -66,7 +66,7 @@ struct GroupedGemmConfig {
   // A M-major (A[g] ([M, K]) with unit stride along M, the transposed activations of an MoE weight
   // gradient): the kernels of the K-grouped form (GroupedForm::RaggedK), whose B is N-major.
   static constexpr bool AKMajor = AKMajor_;
-  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && ClusterM_ == 1 && !BKMajor_),
+  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && ClusterM_ == 1 && !TmaStore_ && !BKMajor_),
                 "A M-major: the K-grouped form's plain grouped walk, B N-major");
   static constexpr int Consumers = BM / 64;  // consumer warpgroups, 64 rows each
   static constexpr int Threads = 128 * (Consumers + 1);
@@ -578,21 +578,17 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     float* stage = smem.epilogue[warpgroup];
     if constexpr (Cfg::TmaStore) {
-      // One map per problem (streamk_mm, Batched, List; RaggedK, whose [G, M, N] output is batched
-      // by group, when its rows are 16-byte aligned: the host then sets the map) clips exactly;
-      // RaggedM's map spans every group's rows, so a warpgroup's 64 rows go through TMA only when
-      // they lie inside the group. (RaggedN, whose column groups a box would cross, never runs
-      // this variant.)
-      const bool k_grouped = !Cfg::AKMajor && p.form == GroupedForm::RaggedK;
-      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List ||
-                         (k_grouped && (p.ldc * out_element_size(p.out_kind)) % 16 == 0);
+      // One map per problem (streamk_mm, Batched, List) clips exactly; RaggedM's map spans every
+      // group's rows, so a warpgroup's 64 rows go through TMA only when they lie inside the group.
+      // (RaggedN, whose column groups a box would cross, never runs this variant.)
+      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List;
       if (exact || (p.form == GroupedForm::RaggedM && row0 + 64 * (warpgroup + 1) <= q.m)) {
         // The problem's place in its output map (derived here rather than carried by every
         // GroupProblem, which would cost the other kernels registers): a list group has its own
         // map, a batch its coordinate, a row group its first row.
         const bool list = p.form == GroupedForm::List;
         const CUtensorMap* map = list ? p.c_maps + u.tile.group : &p.c_map;
-        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : (k_grouped ? u.tile.group : 0);
+        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : 0;
         const int64_t row = (p.form == GroupedForm::RaggedM ? q.a_row : 0) + row0;
         if (list && thread % 128 == 0 && u.tile.group != c_acquired) {
           cute::tma_descriptor_fence_acquire(map);  // patched by a kernel through the generic proxy
@@ -747,9 +743,8 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true)
-// The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK), stores by the threads
-// or (TMA_STORE) through TMA where the output's rows are 16-byte aligned.
-#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, TMA_STORE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, 1, TMA_STORE, false)
+// The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK).
+#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, 1, false, false)
 
 }  // namespace torch_grouped::kernels
