@@ -50,12 +50,12 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = 
     * 2D × 2D: ``a [M, K]``, ``b [K, N]``, K grouped → ``[G, M, N]``
     * 3D × 3D: batched, ``offs`` must be None → ``[G, M, N]``
 
-    Rows (or K slices) past the last offset give zeros. On Hopper with bf16/fp16 inputs the
-    2D × 3D, 3D × 2D and 3D × 3D forms run in one persistent kernel that reads ``offs`` on the
-    device: no synchronisation, capturable in a CUDA graph. There, offsets that are not
-    non-decreasing or exceed the grouped size cannot be reported; they are clamped, so the result
-    is unspecified but memory is never touched outside the tensors. Other cases (the K-grouped
-    2D × 2D form among them) read ``offs`` on the host and validate it.
+    Rows (columns) past the last offset give zeros; K past it is not read. On Hopper with
+    bf16/fp16 inputs every form runs in one persistent kernel that reads ``offs`` on the device:
+    no synchronisation, capturable in a CUDA graph (an MoE layer's backward pass included). There,
+    offsets that are not non-decreasing or exceed the grouped size cannot be reported; they are
+    clamped, so the result is unspecified but memory is never touched outside the tensors. Other
+    cases (fp32, fp64, other devices) read ``offs`` on the host and validate it.
     """
     return _call(_ops.grouped_mm, (a, b), a, b, offs, out_dtype=out_dtype)
 
