@@ -17,8 +17,9 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 # The GPU kernels' tests that compute-sanitizer runs by default (a few minutes under racecheck).
 DEFAULT_SANITIZE="(gpu and (layout or permute) and not huge and not takes_its_kernel) or test_rank2k_kernel or (test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or test_many_misaligned or test_unaligned or test_gpu_large_fp32_fp64 or (test_streamk_kernel and (grids or graph or 130-250 or unaligned or tma_store_epilogue)) or (test_every_tile_configuration and (128x256c2 or tma)) or test_clustered_kernel or (test_k_grouped and not takes_its_kernel) or test_moe_layer"
 
-# racecheck's default: the kernels that share memory between threads, a few cases each
-DEFAULT_RACECHECK="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k)))) or (test_ragged_rows and 72-136) or (test_streamk_kernel and graph) or (test_gpu_transposes and float16 and (tma or tile2d)) or (test_tma_store_epilogue and 136-264) or (test_every_tile_configuration and tma and bfloat16) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16)"
+# racecheck's default: the kernels that share memory between threads, a few cases each (check a new
+# expression with `pytest --collect-only -q -k ...`: a -k term that matches nothing selects nothing)
+DEFAULT_RACECHECK="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k)))) or (test_ragged_rows and 72-136) or (test_streamk_kernel and graph) or (test_gpu_transposes and (float16-tma or float16-tile2d) and not bfloat16) or (test_tma_store_epilogue and 136-264) or (test_every_tile_configuration and (bfloat16-128x256+tma or bfloat16-128x256c2+tma)) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16)"
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
