@@ -1,5 +1,7 @@
 """The big-shape gap under Nsight Compute: our grouped kernel beside the peer's on the cases where
-we sit at ~90% of dense mm (Mixtral grouped_mm, 8 x 4096^3 through gemm), plus dense torch.mm.
+we sit at ~90% of dense mm (Mixtral grouped_mm, 8 x 4096^3 through gemm), plus dense torch.mm;
+and the short-K weight gradient (DeepSeek-V3 up, K about 256 per expert, 0.77x the peer), whose
+epilogue we suspect (benchmarks/NOTES.md, session 9).
 Each call runs twice (the first warms up); run it under ncu with a kernel filter, e.g.
     ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
         -k 'regex:grouped_gemm|cutlass|sm90_xmma|nvjet|gemm' --launch-skip-before-match 0 \
@@ -30,7 +32,12 @@ def cube():
     return [("ours gemm 8x4096^3", lambda: tg.gemm(a, b)), ("torch.mm 4096^3", lambda: torch.mm(a[0], b[0]))]
 
 
-CASES = {"mixtral": mixtral, "cube": cube}
+def wgrad():
+    case = next(c for c in bench_grouped_mm.wgrad_cases("cuda") if c.name.startswith("wgrad_dsv3_32x"))
+    return [("ours wgrad dsv3", case.ours), ("torch._grouped_mm wgrad dsv3", case.peers["torch._grouped_mm"])]
+
+
+CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad}
 
 
 def main():
