@@ -420,20 +420,23 @@ def test_k_grouped(dtype, a_m_major, b_n_major, ends):
     check(out16, reference.grouped_mm(a, b, offs), dtype)
 
 
-@pytest.mark.parametrize("tile", ["128x128", "128x256"])
+@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256+tma"])
 @pytest.mark.parametrize("dtype", HALF)
 def test_k_grouped_tiles(tile, dtype, monkeypatch):
-    """Both K-grouped kernels on groups of many K blocks that start and end anywhere, output tiles
-    cut by M and N on both sides (M = 300, N = 520), empty groups between and at the ends."""
+    """Every K-grouped kernel (the TMA-store one stages four chunks per warpgroup) on groups of many
+    K blocks that start and end anywhere, output tiles cut by M and N on both sides (M = 300,
+    N = 520), empty groups between and at the ends, in the input dtype and in fp32 (eight chunks
+    per warpgroup: each buffer refilled once per tile)."""
     force_tile(monkeypatch, tile)
     g = torch.Generator().manual_seed(17)
     ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
     offs = torch.tensor(ends, dtype=torch.int32)
     a, b = k_grouped_operands(ends, 300, 520, dtype, True, True, g, tail=3)
-    poison_next_allocation(len(ends) * 300 * 520)
-    out = tg.grouped_mm(a, b, offs.cuda())
-    check(out, reference.grouped_mm(a, b, offs), dtype)
-    assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
+    for out_dtype in (None, torch.float32):
+        poison_next_allocation(len(ends) * 300 * 520 * 2)
+        out = tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)
+        check(out, reference.grouped_mm(a, b, offs), dtype)
+        assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
 
 
 def test_k_grouped_takes_its_kernel():
@@ -446,6 +449,24 @@ def test_k_grouped_takes_its_kernel():
     names = kernel_names(lambda: tg.grouped_mm(x.T, dy, offs))
     assert any(re.search(r"GroupedGemmConfig<[^<>]*, false>", n) for n in names), names
     assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
+
+
+@pytest.mark.parametrize("n", [520, 517])
+def test_k_grouped_tma_store_takes_its_kernel(n, monkeypatch):
+    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles takes the K-grouped TMA-store kernel (the
+    configuration's TMA-store argument, before A's layout) where the output rows are 16-byte
+    aligned; N = 517 keeps the thread-store kernel; both correct."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
+    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
+    g = torch.Generator().manual_seed(n)
+    ends = [0, 300, 301, 1100]
+    offs = torch.tensor(ends, dtype=torch.int32)
+    a, b = k_grouped_operands(ends, 200, n, torch.bfloat16, True, True, g)
+    out = []
+    names = kernel_names(lambda: out.append(tg.grouped_mm(a, b, offs.cuda())))
+    check(out[0], reference.grouped_mm(a, b, offs), torch.bfloat16)
+    stores = {m.group(1) for m in (re.search(r"GroupedGemmConfig<[^<>]*, (true|false), false>", x) for x in names) if m}
+    assert stores == ({"true"} if n % 8 == 0 else {"false"}), names
 
 
 def test_k_grouped_forced_tile_must_exist(monkeypatch):

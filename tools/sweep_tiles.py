@@ -3,7 +3,7 @@
 cases under every decomposition (TORCH_GROUPED_SYR2K_DECOMPOSITION), beside the choice the
 heuristics make: how much the host heuristics leave on the table; and streamk_mm with and without
 its TMA-store epilogue (TORCH_GROUPED_TMA_STORE), and grouped_mm's K-grouped form (the MoE weight
-gradients) under its tiles and panels.
+gradients) under its tiles, TMA stores and panels.
     PYTHONPATH=$PWD:benchmarks python3 tools/sweep_tiles.py [section ...]
 Sections: grouped_mm, wgrad, gemm, syr2k, streamk_mm (default: all)."""
 import os
@@ -44,9 +44,10 @@ def sweep(name, fn, variants, rounds=3):
 
 
 def wgrad():
-    """The K-grouped form under each of its tiles and panel widths, beside torch._grouped_mm on the
-    same inputs."""
+    """The K-grouped form under each of its tiles, its TMA-store variant and panel widths, beside
+    torch._grouped_mm on the same inputs."""
     variants = [(t, {"TORCH_GROUPED_TILE": t}) for t in ("128x256", "128x128")]
+    variants += [("128x256+tma", {"TORCH_GROUPED_TILE": "128x256", "TORCH_GROUPED_TMA_STORE": "1"})]
     variants += [(f"panel{p}", {"TORCH_GROUPED_PANEL": str(p)}) for p in (0, 2, 16)]
     for case in bench_grouped_mm.wgrad_cases("cuda"):
         sweep(f"wgrad {case.name}", case.ours, variants)

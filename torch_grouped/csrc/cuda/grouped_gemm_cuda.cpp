@@ -108,7 +108,12 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
                                           sched::kKGroupedTileOptions);
       },
       sched::kKGroupedTileOptions);
-  const kernels::GroupedGemmKernel kernel = kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.n);
+  // TORCH_GROUPED_TMA_STORE=1 (128 x 256 tiles, rows 16-byte aligned): the TMA-store variant,
+  // which stages a whole tile so that its stores drain during the next tile's MMAs (an experiment:
+  // the two-buffer version was slower, session 9).
+  const std::optional<CUtensorMap> c_map = tile.n == 256 ? output_map(out, /*by_default=*/false) : std::nullopt;
+  const kernels::GroupedGemmKernel kernel =
+      kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.n, c_map.has_value());
 
   // The per-group maps, 128-byte aligned (the allocator's blocks are 512-byte aligned).
   at::Tensor maps = at::empty({2 * groups * int64_t(sizeof(CUtensorMap))}, a.options().dtype(at::kByte));
@@ -131,6 +136,7 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   p.groups = static_cast<int32_t>(groups);
   p.c = out.data_ptr(), p.ldc = n, p.c_batch_stride = m * n;
   p.out_kind = out_kind(out.scalar_type());
+  if (c_map) p.c_map = *c_map;
   // Each group is a whole matmul over its own slabs of A and B, as in the list API.
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kListPanel)};
   const int64_t grid = std::min<int64_t>(kernel.resident(device), tiles(tile));

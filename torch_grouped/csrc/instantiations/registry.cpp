@@ -36,6 +36,8 @@ TG_DECLARE(grouped_gemm_bf16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_bf16_128x256_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x256_kgrouped)
+TG_DECLARE(grouped_gemm_bf16_128x256t_kgrouped)
+TG_DECLARE(grouped_gemm_f16_128x256t_kgrouped)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
@@ -89,11 +91,17 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
   return {};
 }
 
-GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n) {
-#define TG_K_GROUPED(P, N) GroupedGemmKernel{grouped_gemm_##P##_128x##N##_kgrouped, 128, N, 1, grouped_gemm_##P##_128x##N##_kgrouped_resident, false}
-  TORCH_INTERNAL_ASSERT(tile_n == 128 || tile_n == 256, "K-grouped GEMM: no kernel with 128x", tile_n, " tiles");
-  if (input == InputKind::BFloat16) return tile_n == 256 ? TG_K_GROUPED(bf16, 256) : TG_K_GROUPED(bf16, 128);
-  return tile_n == 256 ? TG_K_GROUPED(f16, 256) : TG_K_GROUPED(f16, 128);
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n, bool tma_store) {
+#define TG_K_GROUPED(P, N, SUFFIX, T) \
+  GroupedGemmKernel{grouped_gemm_##P##_128x##N##SUFFIX##_kgrouped, 128, N, 1, grouped_gemm_##P##_128x##N##SUFFIX##_kgrouped_resident, T}
+  TORCH_INTERNAL_ASSERT(tile_n == 256 || (tile_n == 128 && !tma_store), "K-grouped GEMM: no kernel with 128x", tile_n,
+                        " tiles", tma_store ? " and TMA stores" : "");
+  if (input == InputKind::BFloat16) {
+    if (tile_n == 128) return TG_K_GROUPED(bf16, 128, , false);
+    return tma_store ? TG_K_GROUPED(bf16, 256, t, true) : TG_K_GROUPED(bf16, 256, , false);
+  }
+  if (tile_n == 128) return TG_K_GROUPED(f16, 128, , false);
+  return tma_store ? TG_K_GROUPED(f16, 256, t, true) : TG_K_GROUPED(f16, 256, , false);
 #undef TG_K_GROUPED
 }
 

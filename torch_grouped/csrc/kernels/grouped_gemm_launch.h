@@ -31,8 +31,9 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
                                       bool tma_store = false);
 
 // The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128 x tile_n tiles (128 or
-// 256), A M-major, B N-major.
-GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n);
+// 256), A M-major, B N-major; `tma_store` (256 only): the variant that stores through TMA where
+// the output's rows are 16-byte aligned (args.c_map must then be set).
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n, bool tma_store);
 
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of
 // args.streamk (one problem), partial tiles in args.workspace.

@@ -66,7 +66,7 @@ struct GroupedGemmConfig {
   // A M-major (A[g] ([M, K]) with unit stride along M, the transposed activations of an MoE weight
   // gradient): the kernels of the K-grouped form (GroupedForm::RaggedK), whose B is N-major.
   static constexpr bool AKMajor = AKMajor_;
-  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && ClusterM_ == 1 && !TmaStore_ && !BKMajor_),
+  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && ClusterM_ == 1 && !BKMajor_),
                 "A M-major: the K-grouped form's plain grouped walk, B N-major");
   static constexpr int Consumers = BM / 64;  // consumer warpgroups, 64 rows each
   static constexpr int Threads = 128 * (Consumers + 1);
@@ -88,7 +88,11 @@ struct GroupedGemmConfig {
   static constexpr bool TmaStore = TmaStore_;
   static_assert(!TmaStore || (!Rank2K && Consumers == 2), "TMA stores: 128-row tiles of the GEMM walks");
   static constexpr int EpilogueChunkBytes = 64 * 128;
-  static constexpr int EpilogueWarpgroupBytes = TmaStore ? 2 * EpilogueChunkBytes : 64 * (32 + 8) * 4;
+  // The K-grouped form's TMA-store variant stages a whole 2-byte tile (four chunks per warpgroup,
+  // a stage fewer): with about 256 of K per group its output takes as long to drain as its MMAs,
+  // and with two chunk buffers half of it drained while the threads waited (session 9, run 3).
+  static constexpr int EpilogueBuffers = !TmaStore ? 0 : (AKMajor ? 2 : 4);
+  static constexpr int EpilogueWarpgroupBytes = TmaStore ? EpilogueBuffers * EpilogueChunkBytes : 64 * (32 + 8) * 4;
   static constexpr int EpilogueBytes = Consumers * EpilogueWarpgroupBytes;
   // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
   static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes;
@@ -425,21 +429,23 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
 // warpgroup goes on to the next chunk, and after the last to the next tile's WGMMAs, while the
 // engine writes the chunk out: the stores drain during the next tile instead of stalling the
 // threads that issue them (16384² x 256: 379 µs, the output's 537 MB at 1.4 TB/s). A buffer is
-// refilled only once the engine has read it (wait_group.read 1: the other may still be in flight).
+// refilled only once the engine has read it: before each chunk, at most EpilogueBuffers - 1 of the
+// chunks issued before may still be unread (wait_group.read), so the oldest, this buffer's, is read.
 // `map`: the output map; (row0, col0, batch): the tile's first element in its coordinates.
 template <class Out, class Cfg, class Acc, class Coords>
 __device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coords, const CUtensorMap* map,
                                                int32_t batch, int64_t row0, int64_t col0, float* buffers_raw,
                                                int warpgroup, int thread) {
   constexpr int W = 128 / int(sizeof(Out));  // columns of one 128-byte line
-  static_assert((Cfg::BN / W) % 2 == 0, "an even number of chunks per tile: chunk c always takes buffer c % 2");
+  constexpr int kBuffers = Cfg::EpilogueBuffers;
+  static_assert((Cfg::BN / W) % kBuffers == 0, "chunk c of every tile takes buffer c % kBuffers");
   uint8_t* buffers = reinterpret_cast<uint8_t*>(buffers_raw);
   const int barrier = 1 + warpgroup;
   const bool issuer = thread % 128 == 0;
   cute::for_each(cute::make_int_sequence<Cfg::BN / W>{}, [&](auto chunk_c) {
     constexpr int chunk = decltype(chunk_c)::value;
-    uint8_t* buffer = buffers + (chunk % 2) * Cfg::EpilogueChunkBytes;
-    if (issuer) cute::tma_store_wait<1>();  // the engine has read this buffer's previous chunk
+    uint8_t* buffer = buffers + (chunk % kBuffers) * Cfg::EpilogueChunkBytes;
+    if (issuer) cute::tma_store_wait<kBuffers - 1>();  // the engine has read this buffer's previous chunk
     cutlass::arch::NamedBarrier::sync(128, barrier);
     CUTE_UNROLL
     for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
@@ -578,17 +584,21 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     float* stage = smem.epilogue[warpgroup];
     if constexpr (Cfg::TmaStore) {
-      // One map per problem (streamk_mm, Batched, List) clips exactly; RaggedM's map spans every
-      // group's rows, so a warpgroup's 64 rows go through TMA only when they lie inside the group.
-      // (RaggedN, whose column groups a box would cross, never runs this variant.)
-      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List;
+      // One map per problem (streamk_mm, Batched, List; RaggedK, whose [G, M, N] output is batched
+      // by group, when its rows are 16-byte aligned: the host then sets the map) clips exactly;
+      // RaggedM's map spans every group's rows, so a warpgroup's 64 rows go through TMA only when
+      // they lie inside the group. (RaggedN, whose column groups a box would cross, never runs
+      // this variant.)
+      const bool k_grouped = !Cfg::AKMajor && p.form == GroupedForm::RaggedK;
+      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List ||
+                         (k_grouped && (p.ldc * out_element_size(p.out_kind)) % 16 == 0);
       if (exact || (p.form == GroupedForm::RaggedM && row0 + 64 * (warpgroup + 1) <= q.m)) {
         // The problem's place in its output map (derived here rather than carried by every
         // GroupProblem, which would cost the other kernels registers): a list group has its own
         // map, a batch its coordinate, a row group its first row.
         const bool list = p.form == GroupedForm::List;
         const CUtensorMap* map = list ? p.c_maps + u.tile.group : &p.c_map;
-        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : 0;
+        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : (k_grouped ? u.tile.group : 0);
         const int64_t row = (p.form == GroupedForm::RaggedM ? q.a_row : 0) + row0;
         if (list && thread % 128 == 0 && u.tile.group != c_acquired) {
           cute::tma_descriptor_fence_acquire(map);  // patched by a kernel through the generic proxy
@@ -743,8 +753,9 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true)
-// The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK).
-#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, 1, false, false)
+// The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK), stores by the threads
+// or (TMA_STORE) through TMA where the output's rows are 16-byte aligned.
+#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, TMA_STORE) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, 1, TMA_STORE, false)
 
 }  // namespace torch_grouped::kernels
