@@ -175,9 +175,8 @@ def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
 def test_tma_store_takes_its_kernel(monkeypatch):
     """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles: the list API, the ragged rows and the
     batched form run the TMA-store variant (the configuration's template argument before A's
-    layout), the
-    ragged columns keep the thread stores, as does a list with one output whose rows are not
-    16-byte aligned."""
+    layout), the ragged columns keep the thread stores, as does a list with one output whose rows
+    are not 16-byte aligned."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
 
