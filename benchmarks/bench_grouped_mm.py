@@ -32,6 +32,7 @@ GPU_WGRAD_CASES = [
     ("wgrad_dsv3_down_32x_2048x7168_T8k", 32, 7168, 2048, 8192, torch.bfloat16, "balanced"),
     ("wgrad_small_64x_1024x1024_T8k", 64, 1024, 1024, 8192, torch.bfloat16, "balanced"),
     ("wgrad_skewed_32x_2048x4096_T8k_empty_experts", 32, 4096, 2048, 8192, torch.bfloat16, "skewed"),
+    ("wgrad_32x_2048x4096_T8k_fp16", 32, 4096, 2048, 8192, torch.float16, "balanced"),
 ]
 CPU_WGRAD_CASES = [("cpu_wgrad_4x_128x128_T256", 4, 128, 128, 256, torch.float32, "balanced")]
 TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 2e-3}
