@@ -468,12 +468,19 @@ def test_k_grouped_tma_store_takes_its_kernel(n, monkeypatch):
     assert stores == ({"true"} if n % 8 == 0 else {"false"}), names
 
 
-def test_k_grouped_forced_tile_must_exist(monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_TILE", "64x128")
+@pytest.mark.parametrize("tile", ["64x128", "128x256c2"])
+def test_k_grouped_forced_tile_it_lacks(tile, monkeypatch):
+    """A forced tile the K-grouped kernels lack (set for the forward pass, say) leaves the weight
+    gradient to the tile model, so training under the knob still works; a name that is no tile
+    at all is an error."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
     a = torch.randn(64, 100, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(100, 64, device="cuda", dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match=r"must be one of 128x256, 128x128 \(grouped_mm's K-grouped form\)"):
-        tg.grouped_mm(a, b, torch.tensor([50, 100], dtype=torch.int32, device="cuda"))
+    offs = torch.tensor([50, 100], dtype=torch.int32, device="cuda")
+    check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "256x256")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128, 128x256c2"):
+        tg.grouped_mm(a, b, offs)
 
 
 def test_k_grouped_all_empty_and_invalid_offsets():
@@ -513,11 +520,12 @@ def test_k_grouped_in_a_cuda_graph():
 
 
 def test_moe_layer_backward_in_a_cuda_graph():
-    """A whole MoE expert layer's forward and backward (dX through the N-major-B form, dW through
-    the K-grouped one) captured and replayed with new routing: nothing reads offs on the host."""
+    """A whole MoE expert layer's forward (K-major weights, as nn.Linear stores them) and backward
+    (dX through the N-major-B form, dW through the K-grouped one) captured and replayed with new
+    routing: nothing reads offs on the host."""
     torch.manual_seed(8)
     x = torch.randn(1024, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    w = torch.randn(4, 256, 320, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(4, 320, 256, device="cuda", dtype=torch.bfloat16).mT.requires_grad_()
     grad = torch.randn(1024, 320, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([200, 500, 500, 1000], dtype=torch.int32, device="cuda")
     stream = torch.cuda.Stream()
