@@ -1,4 +1,6 @@
-"""The checks every op runs over its shared samples."""
+"""The checks every op runs over its shared samples, and what the GPU tests ask of the profiler."""
+import re
+
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
@@ -55,3 +57,19 @@ def check_opcheck(opoverload, sample):
     if not any(isinstance(x, torch.Tensor) for x in leaves):
         return  # the dispatcher needs a tensor; the Python API answers this case (see ops.py)
     torch.library.opcheck(opoverload, sample.args, sample.kwargs)
+
+
+def kernels_launched(fn):
+    """Names of the CUDA kernels that fn() launches (the profiler's, demangled)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def matmul_configs(names):
+    """The (cluster size, TMA-store epilogue, A K-major) of every grouped GEMM kernel configuration
+    among kernel names: the last three template arguments of GroupedGemmConfig."""
+    found = (re.search(r"GroupedGemmConfig<[^<>]*, (\d+), (true|false), (true|false)>", n) for n in names)
+    return {(int(m.group(1)), m.group(2) == "true", m.group(3) == "true") for m in found if m}
+

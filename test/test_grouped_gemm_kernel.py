@@ -2,13 +2,13 @@
 empty groups, both B layouts, every output dtype, the zero tail, both scheduler modes, CUDA graphs,
 and the inputs TMA cannot address (which must take the correct slower path)."""
 import random
-import re
 
 import pytest
 import torch
 
 import reference
 import torch_grouped as tg
+from harness import kernels_launched, matmul_configs
 
 HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
@@ -163,30 +163,21 @@ def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
     offs = torch.tensor([1000, 3100, 4000, 6144], dtype=torch.int32, device="cuda")
     plain = tg.grouped_mm(a, b, offs)
     monkeypatch.setenv("TORCH_GROUPED_CLUSTER", "1")
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        clustered = tg.grouped_mm(a, b, offs)
-        torch.cuda.synchronize()
-    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    # the configuration's last three template arguments: cluster size, TMA-store epilogue, A K-major
-    assert any(re.search(r"GroupedGemmConfig<[^<>]*, 2, false, true>", x) for x in names), names
-    assert torch.equal(plain, clustered)
+    out = []
+    names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs)))
+    assert matmul_configs(names) == {(2, False, True)}, names
+    assert torch.equal(plain, out[0])
 
 
 def test_tma_store_takes_its_kernel(monkeypatch):
     """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles: the list API, the ragged rows and the
-    batched form run the TMA-store variant (the configuration's template argument before A's
-    layout), the ragged columns keep the thread stores, as does a list with one output whose rows
-    are not 16-byte aligned."""
+    batched form run the TMA-store variant, the ragged columns keep the thread stores, as does a
+    list with one output whose rows are not 16-byte aligned."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
 
     def variant(fn):
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            fn()
-            torch.cuda.synchronize()
-        names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-        configs = [re.search(r"GroupedGemmConfig<[^<>]*, (true|false), true>", x) for x in names]
-        return {m.group(1) for m in configs if m}
+        return {"true" if tma else "false" for _, tma, _ in matmul_configs(kernels_launched(fn))}
 
     a = torch.randn(600, 256, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(3, 256, 512, device="cuda", dtype=torch.bfloat16)
@@ -381,14 +372,6 @@ def test_moe_layer_backward_matches_pytorch():
     reference.assert_close(b.grad, b32.grad, torch.bfloat16)
 
 
-def kernel_names(fn):
-    """The CUDA kernels `fn` launches."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-
-
 def k_grouped_operands(ends, m, n, dtype, a_m_major, b_n_major, generator, tail=20):
     """a [m, K] and b [K, N] over K = ends[-1] + tail, as the MoE weight gradient dW = xᵀ dY gives
     them (a = xᵀ M-major, b = dY N-major) or in the other layout."""
@@ -439,22 +422,21 @@ def test_k_grouped_tiles(tile, dtype, monkeypatch):
 
 
 def test_k_grouped_takes_its_kernel():
-    """The MoE weight gradient runs our K-grouped kernel (A M-major: the configuration's last
-    template argument false), and nothing else but the device-side map build."""
+    """The MoE weight gradient runs our K-grouped kernel (A M-major), and nothing else but the
+    device-side map build."""
     torch.manual_seed(6)
     x = torch.randn(2000, 256, device="cuda", dtype=torch.bfloat16)
     dy = torch.randn(2000, 384, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
-    names = kernel_names(lambda: tg.grouped_mm(x.T, dy, offs))
-    assert any(re.search(r"GroupedGemmConfig<[^<>]*, false>", n) for n in names), names
+    names = kernels_launched(lambda: tg.grouped_mm(x.T, dy, offs))
+    assert matmul_configs(names) == {(1, False, False)}, names
     assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
 
 
 @pytest.mark.parametrize("n", [520, 517])
 def test_k_grouped_tma_store_takes_its_kernel(n, monkeypatch):
-    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles takes the K-grouped TMA-store kernel (the
-    configuration's TMA-store argument, before A's layout) where the output rows are 16-byte
-    aligned; N = 517 keeps the thread-store kernel; both correct."""
+    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles takes the K-grouped TMA-store kernel where
+    the output rows are 16-byte aligned; N = 517 keeps the thread-store kernel; both correct."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
     g = torch.Generator().manual_seed(n)
@@ -462,10 +444,9 @@ def test_k_grouped_tma_store_takes_its_kernel(n, monkeypatch):
     offs = torch.tensor(ends, dtype=torch.int32)
     a, b = k_grouped_operands(ends, 200, n, torch.bfloat16, True, True, g)
     out = []
-    names = kernel_names(lambda: out.append(tg.grouped_mm(a, b, offs.cuda())))
+    names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs.cuda())))
     check(out[0], reference.grouped_mm(a, b, offs), torch.bfloat16)
-    stores = {m.group(1) for m in (re.search(r"GroupedGemmConfig<[^<>]*, (true|false), false>", x) for x in names) if m}
-    assert stores == ({"true"} if n % 8 == 0 else {"false"}), names
+    assert matmul_configs(names) == {(1, n % 8 == 0, False)}, names
 
 
 @pytest.mark.parametrize("tile", ["64x128", "128x256c2"])

@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 import reference
 import torch_grouped as tg
+from harness import kernels_launched
 
 # Kernel variants of the CUDA path (TORCH_GROUPED_PERMUTE_KERNEL, read once per call): "" is the
 # default (wider elements where whole runs move, the small-axis kernel where one axis of a transpose
@@ -178,14 +179,6 @@ def test_gpu_transposes_bit_exact(dtype, variant, monkeypatch):
         assert torch.equal(tg.layout_transform(z, "NCHW16c", "NCHW"), reference.layout_transform(z, "NCHW16c", "NCHW"))
 
 
-def _kernels_launched(fn):
-    """Names of the CUDA kernels that fn() launches (the profiler's, demangled)."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-
-
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("variant,shape,perm,expand,kernel", [
@@ -221,7 +214,7 @@ def test_gpu_variant_takes_its_kernel(variant, shape, perm, expand, kernel, monk
     x = _random(shape, torch.float16, "cuda")
     if expand is not None:
         x = x.expand(expand)
-    names = _kernels_launched(lambda: tg.permute_copy(x, perm))
+    names = kernels_launched(lambda: tg.permute_copy(x, perm))
     assert any(f"::{kernel}<" in n for n in names), names
     if variant in ("", "next") and perm == (0, 2, 3, 1, 4):
         assert any(f"{kernel}<uint4>" in n for n in names), names  # widened to 16-byte elements
@@ -320,7 +313,7 @@ def test_gpu_padded_split_takes_its_kernel(shape, dst, dtype):
     kernel launched."""
     x = _random(shape, dtype, "cuda")
     short, size = int(dst[4:-1]), x.element_size()
-    names = _kernels_launched(lambda: tg.layout_transform(x, "NCHW", dst))
+    names = kernels_launched(lambda: tg.layout_transform(x, "NCHW", dst))
     if dst.startswith("NCHW") and short <= 8 and short * size <= 16 and shape[2] * shape[3] * size % 16 == 0:
         assert len(names) == 1 and "small_axis_copy" in names[0], names
     else:

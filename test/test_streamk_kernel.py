@@ -3,13 +3,13 @@ shapes where tiles < CTAs, tiles >> CTAs, K of one iteration, M, N, K off the 12
 the 128x128 one for N <= 128);
 bitwise-repeatable results; grids smaller than the split count; CUDA-graph replay with the cached
 tile counters; the paths the kernel hands to cuBLAS."""
-import re
 
 import pytest
 import torch
 
 import reference
 import torch_grouped as tg
+from harness import kernels_launched, matmul_configs
 
 HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
@@ -187,23 +187,22 @@ def test_tma_store_epilogue(decomposition, m, n, k, monkeypatch):
 
 
 def test_tma_store_takes_its_kernel(monkeypatch):
-    """By default an aligned 128x256 output runs the TMA-store variant (the config's template
-    argument before A's layout); rows that are not 16-byte aligned (N = 1001) and TORCH_GROUPED_TMA_STORE=0 keep the
-    thread stores; another value is an error."""
+    """By default an aligned 128x256 output runs the TMA-store variant; rows that are not 16-byte
+    aligned (N = 1001) and TORCH_GROUPED_TMA_STORE=0 keep the thread stores; another value is an
+    error."""
     monkeypatch.delenv("TORCH_GROUPED_TMA_STORE", raising=False)
 
-    def kernels(n):
+    def tma_stores(n):
         a, b = operands(512, n, 256)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            out = tg.streamk_mm(a, b, decomposition="data_parallel")
-            torch.cuda.synchronize()
-        check(out, a, b)
-        return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        out = []
+        names = kernels_launched(lambda: out.append(tg.streamk_mm(a, b, decomposition="data_parallel")))
+        check(out[0], a, b)
+        return {tma for _, tma, _ in matmul_configs(names)}
 
-    assert any(re.search(r"GroupedGemmConfig<[^<>]*, true, true>", x) for x in kernels(1024))
-    assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true, true>", x) for x in kernels(1001))
+    assert tma_stores(1024) == {True}
+    assert tma_stores(1001) == {False}
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "0")
-    assert not any(re.search(r"GroupedGemmConfig<[^<>]*, true, true>", x) for x in kernels(1024))
+    assert tma_stores(1024) == {False}
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "yes")
     with pytest.raises(ValueError, match="TORCH_GROUPED_TMA_STORE must be 0 or 1"):
-        kernels(1024)
+        tma_stores(1024)

@@ -115,11 +115,13 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   const kernels::GroupedGemmKernel kernel =
       kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.n, c_map.has_value());
 
-  // The per-group maps, 128-byte aligned (the allocator's blocks are 512-byte aligned).
-  at::Tensor maps = at::empty({2 * groups * int64_t(sizeof(CUtensorMap))}, a.options().dtype(at::kByte));
+  // The per-group maps, 128-byte aligned (the allocator's blocks are 512-byte aligned); straight
+  // from the CUDA allocator, as the list API's (through the dispatcher, at::empty costs microseconds).
+  const at::Tensor maps = at::detail::empty_cuda({2 * groups * int64_t(sizeof(CUtensorMap))}, at::kByte, a.device(),
+                                                 std::nullopt);
   KGroupedMapsArgs m_args{};
-  m_args.a_template = encode_tma_map(*operands[ia], a.scalar_type(), 64, kTileK);  // 64 rows of M x 64 of K
-  m_args.b_template = b_map(*operands[ib], /*k_major=*/false, kernel.b_box_n(), a.scalar_type());
+  m_args.a_template = mn_major_map(*operands[ia], a.scalar_type());
+  m_args.b_template = mn_major_map(*operands[ib], a.scalar_type());
   m_args.offs = offs.data_ptr<int32_t>();
   m_args.a_maps = reinterpret_cast<CUtensorMap*>(maps.data_ptr());
   m_args.b_maps = m_args.a_maps + groups;

@@ -14,8 +14,11 @@ constexpr int kTileK = 64;
 // A ([batch, rows, K]) in boxes of 64 x tile_m.
 CUtensorMap a_map(const TmaOperand& a, int tile_m, at::ScalarType dtype);
 
-// B K-major (the [batch, N, K] operand in boxes of 64 x tile_n) or N-major (the [batch, K, N]
-// operand in boxes of 64 columns x 64 rows of K).
+// An operand with unit stride along M or N ([batch, K, M or N]) in boxes of 64 columns x 64 rows
+// of K: B N-major, and A M-major (the K-grouped form's xᵀ).
+CUtensorMap mn_major_map(const TmaOperand& t, at::ScalarType dtype);
+
+// B K-major (the [batch, N, K] operand in boxes of 64 x tile_n) or N-major (mn_major_map).
 CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType dtype);
 
 // Whether the epilogue stores through TMA where the output allows (a kernel variant of its own):
