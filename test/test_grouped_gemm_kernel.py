@@ -165,7 +165,7 @@ def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_CLUSTER", "1")
     out = []
     names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs)))
-    assert matmul_configs(names) == {(2, False, True)}, names
+    assert matmul_configs(names) == {(2, False, True, False)}, names
     assert torch.equal(plain, out[0])
 
 
@@ -177,7 +177,7 @@ def test_tma_store_takes_its_kernel(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
 
     def variant(fn):
-        return {"true" if tma else "false" for _, tma, _ in matmul_configs(kernels_launched(fn))}
+        return {"true" if tma else "false" for _, tma, _, _ in matmul_configs(kernels_launched(fn))}
 
     a = torch.randn(600, 256, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(3, 256, 512, device="cuda", dtype=torch.bfloat16)
@@ -402,13 +402,14 @@ def test_k_grouped(dtype, a_m_major, b_n_major, ends):
     check(out16, reference.grouped_mm(a, b, offs), dtype)
 
 
-@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256+tma"])
+@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256c2", "64x256"])
 @pytest.mark.parametrize("dtype", HALF)
 def test_k_grouped_tiles(tile, dtype, monkeypatch):
-    """Every K-grouped kernel (the TMA-store one stages four chunks per warpgroup) on groups of many
-    K blocks that start and end anywhere, output tiles cut by M and N on both sides (M = 300,
-    N = 520), empty groups between and at the ends, in the input dtype and in fp32 (eight chunks
-    per warpgroup: each buffer refilled once per tile)."""
+    """Every K-grouped kernel on groups of many K blocks that start and end anywhere, output tiles
+    cut by M and N on both sides (M = 300, N = 520; the clustered kernel's second pair tile has
+    one CTA half inside M and one wholly past it, which still multicasts its half of B; the
+    ping-pong kernel's warpgroups skip each other's stages, some of them empty groups'), empty
+    groups between and at the ends, in the input dtype and in fp32."""
     force_tile(monkeypatch, tile)
     g = torch.Generator().manual_seed(17)
     ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
@@ -421,6 +422,22 @@ def test_k_grouped_tiles(tile, dtype, monkeypatch):
         assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
 
 
+@pytest.mark.parametrize("tile", ["128x256", "128x256c2", "64x256"])
+def test_k_grouped_many_tiles_per_cta(tile, monkeypatch):
+    """More tiles than CTAs, each of more K blocks than the pipeline has stages: every CTA walks
+    several tiles (the ping-pong kernel's two warpgroups both get some and skip each other's
+    stages, many phases of each stage's barrier apart), among them an empty group's."""
+    force_tile(monkeypatch, tile)
+    g = torch.Generator().manual_seed(23)
+    ends = [0, 700, 701, 2000, 2000, 3100]
+    offs = torch.tensor(ends, dtype=torch.int32)
+    a, b = k_grouped_operands(ends, 1024, 1000, torch.bfloat16, True, True, g, tail=5)
+    poison_next_allocation(len(ends) * 1024 * 1000)
+    out = tg.grouped_mm(a, b, offs.cuda())
+    check(out, reference.grouped_mm(a, b, offs), torch.bfloat16)
+    assert torch.all(out[0] == 0) and torch.all(out[4] == 0)
+
+
 def test_k_grouped_takes_its_kernel():
     """The MoE weight gradient runs our K-grouped kernel (A M-major), and nothing else but the
     device-side map build."""
@@ -429,15 +446,17 @@ def test_k_grouped_takes_its_kernel():
     dy = torch.randn(2000, 384, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
     names = kernels_launched(lambda: tg.grouped_mm(x.T, dy, offs))
-    assert matmul_configs(names) == {(1, False, False)}, names
+    assert matmul_configs(names) == {(1, False, False, False)}, names
     assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
 
 
+@pytest.mark.parametrize("tile, config", [("128x256c2", (2, False, False, False)), ("64x256", (1, False, False, True))])
 @pytest.mark.parametrize("n", [520, 517])
-def test_k_grouped_tma_store_takes_its_kernel(n, monkeypatch):
-    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles takes the K-grouped TMA-store kernel where
-    the output rows are 16-byte aligned; N = 517 keeps the thread-store kernel; both correct."""
-    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
+def test_k_grouped_forced_tile_takes_its_kernel(tile, config, n, monkeypatch):
+    """TORCH_GROUPED_TILE=128x256c2 takes the K-grouped kernel in 2 x 1 clusters, 64x256 the
+    ping-pong one, whatever N's alignment; TORCH_GROUPED_TMA_STORE=1 (a forward-pass knob)
+    changes nothing here: the K-grouped kernels store through the threads."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
     g = torch.Generator().manual_seed(n)
     ends = [0, 300, 301, 1100]
@@ -446,10 +465,10 @@ def test_k_grouped_tma_store_takes_its_kernel(n, monkeypatch):
     out = []
     names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs.cuda())))
     check(out[0], reference.grouped_mm(a, b, offs), torch.bfloat16)
-    assert matmul_configs(names) == {(1, n % 8 == 0, False)}, names
+    assert matmul_configs(names) == {config}, names
 
 
-@pytest.mark.parametrize("tile", ["64x128", "128x256c2"])
+@pytest.mark.parametrize("tile", ["64x128"])
 def test_k_grouped_forced_tile_it_lacks(tile, monkeypatch):
     """A forced tile the K-grouped kernels lack (set for the forward pass, say) leaves the weight
     gradient to the tile model, so training under the knob still works; a name that is no tile
@@ -483,8 +502,11 @@ def test_k_grouped_all_empty_and_invalid_offsets():
     check(bad, expected, torch.bfloat16)
 
 
-def test_k_grouped_in_a_cuda_graph():
-    """The weight gradient captured once and replayed with new routing in the same offs."""
+@pytest.mark.parametrize("tile", ["", "128x256c2", "64x256"])
+def test_k_grouped_in_a_cuda_graph(tile, monkeypatch):
+    """The weight gradient captured once and replayed with new routing in the same offs, by the
+    model's kernel, the clustered one and the ping-pong one."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
     torch.manual_seed(7)
     x = torch.randn(1500, 192, device="cuda", dtype=torch.bfloat16)
     dy = torch.randn(1500, 264, device="cuda", dtype=torch.bfloat16)

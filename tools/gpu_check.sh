@@ -19,7 +19,7 @@ DEFAULT_SANITIZE="(gpu and (layout or permute) and not huge and not takes_its_ke
 
 # racecheck's default: the kernels that share memory between threads, a few cases each (check a new
 # expression with `pytest --collect-only -q -k ...`: a -k term that matches nothing selects nothing)
-DEFAULT_RACECHECK="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k)))) or (test_ragged_rows and 72-136) or (test_streamk_kernel and graph) or (test_gpu_transposes and (float16-tma or float16-tile2d) and not bfloat16) or (test_tma_store_epilogue and 136-264) or (test_every_tile_configuration and (bfloat16-128x256+tma or bfloat16-128x256c2+tma)) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16)"
+DEFAULT_RACECHECK="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k)))) or (test_ragged_rows and 72-136) or (test_streamk_kernel and graph) or (test_gpu_transposes and (float16-tma or float16-tile2d) and not bfloat16) or (test_tma_store_epilogue and 136-264) or (test_every_tile_configuration and (bfloat16-128x256+tma or bfloat16-128x256c2+tma)) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16) or (test_k_grouped_many_tiles_per_cta and 64x256)"
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader

@@ -56,8 +56,9 @@ std::string tile_name(const TileOption& t) {
 // sweeps; unset or empty: the model, whose 128 x 256 becomes the clustered kernel under
 // TORCH_GROUPED_CLUSTER=1 (sched::kClusterTile says why that is not the default yet). `options`:
 // the tiles the call's kernels exist with; a forced tile they lack (the K-grouped form has no
-// 64 x 128 or clustered kernel) leaves the choice to the model, so that a knob set for the
-// forward pass does not break the weight gradient; a name that is no tile at all is an error.
+// 64 x 128 kernel) leaves the choice to the model, so that a knob
+// set for the forward pass does not break the weight gradient; a name that is no tile at all is
+// an error.
 template <class ModelFn>
 const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched::kTileOptions) {
   const bool clusters = options.first == sched::kTileOptions;
@@ -66,10 +67,15 @@ const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched:
     for (const TileOption* t = options.first; t != options.first + options.count; ++t) {
       if (tile_name(*t) == v) return *t;
     }
-    bool known = tile_name(sched::kClusterTile) == v;
-    for (const TileOption& t : sched::kTileOptions) known = known || tile_name(t) == v;
-    TORCH_CHECK_VALUE(known, "TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128, 128x256c2; got '", v, "'");
-    if (clusters) return sched::kClusterTile;
+    if (clusters && tile_name(sched::kClusterTile) == v) return sched::kClusterTile;
+    std::vector<std::string> known;  // every tile some form has a kernel for
+    for (const sched::TileOptions& set : {sched::TileOptions(sched::kTileOptions), sched::TileOptions(sched::kKGroupedTileOptions)}) {
+      for (const TileOption* t = set.first; t != set.first + set.count; ++t) {
+        if (tile_name(*t) == v) return model();
+        if (std::find(known.begin(), known.end(), tile_name(*t)) == known.end()) known.push_back(tile_name(*t));
+      }
+    }
+    TORCH_CHECK_VALUE(false, "TORCH_GROUPED_TILE must be one of ", c10::Join(", ", known), "; got '", v, "'");
   }
   const TileOption& t = model();
   if (!clusters) return t;
@@ -101,19 +107,19 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   const int ia = operands.add(a, /*transposed=*/true), ib = operands.add(b);
   operands.copy(a.device(), stream, keep);
   if (!operands[ia] || !operands[ib]) return at::Tensor();  // beyond TMA's extents
-  auto tiles = [&](const TileOption& t) { return sched::ceil_div(m, t.m) * sched::ceil_div(n, t.n) * groups; };
+  // Tiles of the call: of one CTA (the model's count), or scheduled (a cluster's pair tile once).
+  auto tiles = [&](const TileOption& option, bool scheduled = false) {
+    const sched::TileShape t = scheduled ? option.scheduled() : sched::TileShape{option.m, option.n};
+    return sched::ceil_div(m, t.m) * sched::ceil_div(n, t.n) * groups;
+  };
   const TileOption& tile = chosen_tile(
       [&]() -> const TileOption& {
-        return sched::choose_uniform_tile(std::max<int64_t>(k / groups, 1), multiprocessor_count(device), tiles,
-                                          sched::kKGroupedTileOptions);
+        return sched::choose_uniform_tile(std::max<int64_t>(k / groups, 1), multiprocessor_count(device),
+                                          [&](const TileOption& t) { return tiles(t); },
+                                          sched::TileOptions(sched::kKGroupedTileOptions, sched::kKGroupedModelTiles));
       },
       sched::kKGroupedTileOptions);
-  // TORCH_GROUPED_TMA_STORE=1 (128 x 256 tiles, rows 16-byte aligned): the TMA-store variant,
-  // which stages a whole tile so that its stores drain during the next tile's MMAs (an experiment:
-  // the two-buffer version was slower, session 9).
-  const std::optional<CUtensorMap> c_map = tile.n == 256 ? output_map(out, /*by_default=*/false) : std::nullopt;
-  const kernels::GroupedGemmKernel kernel =
-      kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.n, c_map.has_value());
+  const kernels::GroupedGemmKernel kernel = kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.m, tile.n, tile.cluster_m);
 
   // The per-group maps, 128-byte aligned (the allocator's blocks are 512-byte aligned); straight
   // from the CUDA allocator, as the list API's (through the dispatcher, at::empty costs microseconds).
@@ -138,11 +144,10 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   p.groups = static_cast<int32_t>(groups);
   p.c = out.data_ptr(), p.ldc = n, p.c_batch_stride = m * n;
   p.out_kind = out_kind(out.scalar_type());
-  if (c_map) p.c_map = *c_map;
   // Each group is a whole matmul over its own slabs of A and B, as in the list API.
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kListPanel)};
-  const int64_t grid = std::min<int64_t>(kernel.resident(device), tiles(tile));
-  kernel.launch(p, static_cast<int>(grid), stream);
+  const int64_t walkers = std::min<int64_t>(kernel.resident(device) / kernel.cluster_m, tiles(tile, /*scheduled=*/true));
+  kernel.launch(p, static_cast<int>(walkers * kernel.cluster_m), stream);
   return out;
 }
 

@@ -36,8 +36,10 @@ TG_DECLARE(grouped_gemm_bf16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_bf16_128x256_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x256_kgrouped)
-TG_DECLARE(grouped_gemm_bf16_128x256t_kgrouped)
-TG_DECLARE(grouped_gemm_f16_128x256t_kgrouped)
+TG_DECLARE(grouped_gemm_bf16_128x256c2_kgrouped)
+TG_DECLARE(grouped_gemm_f16_128x256c2_kgrouped)
+TG_DECLARE(grouped_gemm_bf16_64x256p_kgrouped)
+TG_DECLARE(grouped_gemm_f16_64x256p_kgrouped)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
@@ -91,18 +93,22 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
   return {};
 }
 
-GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n, bool tma_store) {
-#define TG_K_GROUPED(P, N, SUFFIX, T) \
-  GroupedGemmKernel{grouped_gemm_##P##_128x##N##SUFFIX##_kgrouped, 128, N, 1, grouped_gemm_##P##_128x##N##SUFFIX##_kgrouped_resident, T}
-  TORCH_INTERNAL_ASSERT(tile_n == 256 || (tile_n == 128 && !tma_store), "K-grouped GEMM: no kernel with 128x", tile_n,
-                        " tiles", tma_store ? " and TMA stores" : "");
-  if (input == InputKind::BFloat16) {
-    if (tile_n == 128) return TG_K_GROUPED(bf16, 128, , false);
-    return tma_store ? TG_K_GROUPED(bf16, 256, t, true) : TG_K_GROUPED(bf16, 256, , false);
-  }
-  if (tile_n == 128) return TG_K_GROUPED(f16, 128, , false);
-  return tma_store ? TG_K_GROUPED(f16, 256, t, true) : TG_K_GROUPED(f16, 256, , false);
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m) {
+#define TG_K_GROUPED(P, M, N, C, NAME) \
+  GroupedGemmKernel{grouped_gemm_##P##_##NAME##_kgrouped, M, N, C, grouped_gemm_##P##_##NAME##_kgrouped_resident, false}
+#define TG_K_GROUPED_TABLE(P)                                                                   \
+  {TG_K_GROUPED(P, 128, 128, 1, 128x128), TG_K_GROUPED(P, 128, 256, 1, 128x256),               \
+   TG_K_GROUPED(P, 128, 256, 2, 128x256c2), TG_K_GROUPED(P, 64, 256, 1, 64x256p)}
+  static const GroupedGemmKernel bf16[] = TG_K_GROUPED_TABLE(bf16), f16[] = TG_K_GROUPED_TABLE(f16);
+#undef TG_K_GROUPED_TABLE
 #undef TG_K_GROUPED
+  const GroupedGemmKernel* table = input == InputKind::BFloat16 ? bf16 : f16;
+  for (int i = 0; i < int(sizeof(bf16) / sizeof(bf16[0])); ++i) {
+    const GroupedGemmKernel& k = table[i];
+    if (k.tile_m == tile_m && k.tile_n == tile_n && k.cluster_m == cluster_m) return k;
+  }
+  TORCH_INTERNAL_ASSERT(false, "K-grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles in clusters of ", cluster_m);
+  return {};
 }
 
 GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk) {

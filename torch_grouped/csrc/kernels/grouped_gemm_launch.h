@@ -30,10 +30,9 @@ struct GroupedGemmKernel {
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1,
                                       bool tma_store = false);
 
-// The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128 x tile_n tiles (128 or
-// 256), A M-major, B N-major; `tma_store` (256 only): the variant that stores through TMA where
-// the output's rows are 16-byte aligned (args.c_map must then be set).
-GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_n, bool tma_store);
+// The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128x128, 128x256 or 64x256
+// (ping-pong) tiles, A M-major, B N-major; cluster_m = 2 (128x256 only): in 2 x 1 clusters that multicast B.
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);
 
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of
 // args.streamk (one problem), partial tiles in args.workspace.

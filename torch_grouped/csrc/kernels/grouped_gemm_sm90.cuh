@@ -45,8 +45,20 @@ namespace torch_grouped::kernels {
 //            (linear tile t is the Rank2K walk's tile t; both passes are the tile's iterations)
 enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
 
+// Consumers that share each tile take no turns: the stand-in for the ping-pong kernels' order
+// barrier (cutlass::OrderedSequenceBarrier), with its interface.
+struct NoMathOrder {
+  struct SharedStorage {};
+  struct Params {
+    uint32_t group_id, group_size;
+  };
+  __device__ NoMathOrder(SharedStorage&, const Params&) {}
+  __device__ void wait() {}
+  __device__ void arrive() {}
+};
+
 template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1,
-          bool TmaStore_ = false, bool AKMajor_ = true>
+          bool TmaStore_ = false, bool AKMajor_ = true, bool PingPong_ = false>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
@@ -66,13 +78,29 @@ struct GroupedGemmConfig {
   // A M-major (A[g] ([M, K]) with unit stride along M, the transposed activations of an MoE weight
   // gradient): the kernels of the K-grouped form (GroupedForm::RaggedK), whose B is N-major.
   static constexpr bool AKMajor = AKMajor_;
-  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && ClusterM_ == 1 && !BKMajor_),
-                "A M-major: the K-grouped form's plain grouped walk, B N-major");
-  static constexpr int Consumers = BM / 64;  // consumer warpgroups, 64 rows each
+  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && !BKMajor_ && !TmaStore_),
+                "A M-major: the K-grouped form's grouped walk, B N-major, stores by the threads");
+  // Ping-pong: two consumer warpgroups that take the CTA's 64-row tiles in turn (even and odd
+  // steps of its walk), each a whole tile, so that one's epilogue runs beside the other's WGMMAs
+  // (with about 256 of K per group, a weight gradient's output takes as long to store as its
+  // MMAs take to compute; session 10). Otherwise the consumers share each tile, 64 rows each.
+  static constexpr bool PingPong = PingPong_;
+  static_assert(!PingPong || (BM == 64 && Mode_ == KernelMode::Grouped && ClusterM_ == 1 && !TmaStore_),
+                "ping-pong: 64-row tiles of the grouped walk, no clusters, stores by the threads");
+  static constexpr int Consumers = PingPong ? 2 : BM / 64;  // consumer warpgroups
+  static constexpr int ConsumersPerTile = PingPong ? 1 : Consumers;
+  // Ping-pong: the two warpgroups run their K loops in turn. A warpgroup skips the other's stages
+  // (advancing its pipeline state past them), and a stage's full barrier tells its phase only by
+  // parity: had the other not yet waited on all of its stages, this one could take one of the
+  // other's fills for its own, a whole number of phases early. Its epilogue still runs beside the
+  // other's K loop.
+  using MathOrder = cute::conditional_t<PingPong, cutlass::OrderedSequenceBarrier<1, 2>, NoMathOrder>;
   static constexpr int Threads = 128 * (Consumers + 1);
   // One consumer warpgroup: two CTAs share an SM, so that one's epilogue overlaps the other's
   // WGMMAs (the poor man's ping-pong). Registers: the producer gives its share to the consumers.
   static constexpr int CtasPerSm = Consumers == 1 ? 2 : 1;
+  // The first of the tile's rows that consumer warpgroup `warpgroup` holds.
+  static __device__ __forceinline__ int first_row(int warpgroup) { return PingPong ? 0 : 64 * warpgroup; }
   static constexpr int ProducerRegs = 40;
   static constexpr int ConsumerRegs = CtasPerSm == 2 ? 216 : 232;
   // 128-byte swizzle: a K-major row of BK = 64 half-precision elements is exactly one 128 B line,
@@ -88,10 +116,7 @@ struct GroupedGemmConfig {
   static constexpr bool TmaStore = TmaStore_;
   static_assert(!TmaStore || (!Rank2K && Consumers == 2), "TMA stores: 128-row tiles of the GEMM walks");
   static constexpr int EpilogueChunkBytes = 64 * 128;
-  // The K-grouped form's TMA-store variant stages a whole 2-byte tile (four chunks per warpgroup,
-  // a stage fewer): with about 256 of K per group its output takes as long to drain as its MMAs,
-  // and with two chunk buffers half of it drained while the threads waited (session 9, run 3).
-  static constexpr int EpilogueBuffers = !TmaStore ? 0 : (AKMajor ? 2 : 4);
+  static constexpr int EpilogueBuffers = TmaStore ? 2 : 0;
   static constexpr int EpilogueWarpgroupBytes = TmaStore ? EpilogueBuffers * EpilogueChunkBytes : 64 * (32 + 8) * 4;
   static constexpr int EpilogueBytes = Consumers * EpilogueWarpgroupBytes;
   // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
@@ -110,7 +135,8 @@ struct GroupedGemmConfig {
   using MmaOp = decltype(cute::GMMA::ss_op_selector<T, T, float, cute::Shape<cute::_64, cute::Int<BN>, cute::Int<BK>>,
                                                     AKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN,
                                                     BKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN>());
-  using TiledMma = decltype(cute::make_tiled_mma(MmaOp{}, cute::Layout<cute::Shape<cute::Int<Consumers>, cute::_1, cute::_1>>{}));
+  using TiledMma =
+      decltype(cute::make_tiled_mma(MmaOp{}, cute::Layout<cute::Shape<cute::Int<ConsumersPerTile>, cute::_1, cute::_1>>{}));
   using Pipeline = cutlass::PipelineTmaAsync<Stages>;
 
   struct alignas(1024) SharedStorage {
@@ -118,6 +144,7 @@ struct GroupedGemmConfig {
     alignas(1024) T b[Stages * BN * BK];
     alignas(1024) float epilogue[Consumers][EpilogueWarpgroupBytes / 4];
     typename Pipeline::SharedStorage pipeline;
+    typename MathOrder::SharedStorage math_order;
     int fixup_last[Consumers];  // Stream-K: streamk_fixup.cuh
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
@@ -231,11 +258,42 @@ struct StreamKUnits {
 template <class Cfg>
 using WorkUnits = cute::conditional_t<Cfg::StreamK, StreamKUnits<Cfg>, TileUnits<Cfg>>;
 
+constexpr uint64_t kEvictNormal = 0x1000000000000000ull;  // TMA::CacheHintSm90::EVICT_NORMAL
+
+// The B tile of one K block (K index k0, the tile's first column col) into stage `b`: one box
+// (K-major) or 64-column boxes (N-major), or with clusters this CTA's share, multicast to both.
+template <class Cfg>
+__device__ __forceinline__ void load_b(const GroupProblem& q, uint64_t* bar, typename Cfg::Element* b, int32_t k0,
+                                       int32_t col) {
+  if constexpr (Cfg::ClusterM > 1) {
+    // This CTA's share of the B tile, written into the same stage of both CTAs (the stage
+    // indices agree: the two walk the same pair tiles, so the same K blocks). The full
+    // barrier of each counts the whole stage, half of B arriving from the peer.
+    constexpr uint16_t kBoth = (1u << Cfg::ClusterM) - 1;
+    constexpr int kRows = Cfg::BN / Cfg::ClusterM;  // K-major: B rows (one box); N-major: columns
+    const int32_t first = int32_t(cute::block_rank_in_cluster()) * kRows;
+    if constexpr (Cfg::BKMajor) {
+      cute::SM90_TMA_LOAD_MULTICAST_3D::copy(q.b, bar, kBoth, kEvictNormal, b + first * Cfg::BK, k0, col + first,
+                                              q.b_batch);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kRows / 64; ++j)
+        cute::SM90_TMA_LOAD_MULTICAST_3D::copy(q.b, bar, kBoth, kEvictNormal, b + (first + 64 * j) * Cfg::BK,
+                                                col + first + 64 * j, k0, q.b_batch);
+    }
+  } else if constexpr (Cfg::BKMajor) {
+    cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b, k0, col, q.b_batch);
+  } else {
+#pragma unroll
+    for (int j = 0; j < Cfg::BN / 64; ++j)
+      cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b + j * 64 * Cfg::BK, col + 64 * j, k0, q.b_batch);
+  }
+}
+
 template <class Cfg>
 __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem) {
   using T = typename Cfg::Element;
-  constexpr uint64_t kEvictNormal = 0x1000000000000000ull;  // TMA::CacheHintSm90::EVICT_NORMAL
   WorkUnits<Cfg> units(p);
   auto state = cutlass::make_producer_start_state<typename Cfg::Pipeline>();
   const bool leader = threadIdx.x == 0;  // the pipeline's transaction leader
@@ -267,42 +325,18 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
         ++state;
         continue;
       }
-      if constexpr (!Cfg::AKMajor) {
-        // The K-grouped form: A M-major in 64-row boxes, B N-major; the group's K starts at k_origin.
+      if constexpr (Cfg::AKMajor) {
+        const int32_t k0 = kb * Cfg::BK;
+        cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a, k0, row, q.a_batch);
+        load_b<Cfg>(q, bar, b, k0, col);
+      } else {
+        // The K-grouped form: A M-major in 64-row boxes, B N-major (its group's own maps); the
+        // group's K starts at k_origin.
         const int32_t k0 = q.k_origin + kb * Cfg::BK;
 #pragma unroll
         for (int j = 0; j < Cfg::BM / 64; ++j)
-          cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a + j * 64 * Cfg::BK, row + 64 * j, k0, 0);
-#pragma unroll
-        for (int j = 0; j < Cfg::BN / 64; ++j)
-          cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b + j * 64 * Cfg::BK, col + 64 * j, k0, 0);
-        ++state;
-        continue;
-      }
-      const int32_t k0 = kb * Cfg::BK;
-      cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a, k0, row, q.a_batch);
-      if constexpr (Cfg::ClusterM > 1) {
-        // This CTA's share of the B tile, written into the same stage of both CTAs (the stage
-        // indices agree: the two walk the same pair tiles, so the same K blocks). The full
-        // barrier of each counts the whole stage, half of B arriving from the peer.
-        constexpr uint16_t kBoth = (1u << Cfg::ClusterM) - 1;
-        constexpr int kRows = Cfg::BN / Cfg::ClusterM;  // K-major: B rows (one box); N-major: columns
-        const int32_t first = int32_t(cute::block_rank_in_cluster()) * kRows;
-        if constexpr (Cfg::BKMajor) {
-          cute::SM90_TMA_LOAD_MULTICAST_3D::copy(q.b, bar, kBoth, kEvictNormal, b + first * Cfg::BK, k0, col + first,
-                                                  q.b_batch);
-        } else {
-#pragma unroll
-          for (int j = 0; j < kRows / 64; ++j)
-            cute::SM90_TMA_LOAD_MULTICAST_3D::copy(q.b, bar, kBoth, kEvictNormal, b + (first + 64 * j) * Cfg::BK,
-                                                    col + first + 64 * j, k0, q.b_batch);
-        }
-      } else if constexpr (Cfg::BKMajor) {
-        cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b, k0, col, q.b_batch);
-      } else {
-#pragma unroll
-        for (int j = 0; j < Cfg::BN / 64; ++j)
-          cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b + j * 64 * Cfg::BK, col + 64 * j, k0, q.b_batch);
+          cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a + j * 64 * Cfg::BK, row + 64 * j, k0, q.a_batch);
+        load_b<Cfg>(q, bar, b, k0, col);
       }
       ++state;
     }
@@ -372,7 +406,7 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     // columns 8j .. 8j+7, so a W-column chunk is exactly W/2 consecutive values.
     CUTE_UNROLL
     for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
-      const int r = int(cute::get<0>(coords(i))) - 64 * warpgroup, col = int(cute::get<1>(coords(i))) - chunk * W;
+      const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
       if constexpr (Transposed) {
         stage[col * P + r] = from_float<Out>(acc(i));
         stage[(col + 1) * P + r] = from_float<Out>(acc(i + 1));
@@ -389,8 +423,8 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
 #pragma unroll 4
       for (int v = lane_in_wg; v < 64 * W; v += 128) {
         const int r = v / W, cv = v % W;
-        const int64_t row = Transposed ? col0 + chunk * W + r : row0 + 64 * warpgroup + r;
-        const int64_t col = Transposed ? row0 + 64 * warpgroup + cv : col0 + chunk * W + cv;
+        const int64_t row = Transposed ? col0 + chunk * W + r : row0 + Cfg::first_row(warpgroup) + r;
+        const int64_t col = Transposed ? row0 + Cfg::first_row(warpgroup) + cv : col0 + chunk * W + cv;
         const bool kept = keep == Keep::All || (keep == Keep::Lower ? row >= col : row <= col);
         if (row < rows && col < cols && kept) c[row * q.ldc + col] = stage[r * P + cv];
       }
@@ -399,9 +433,9 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     CUTE_UNROLL
     for (int v = lane_in_wg; v < 64 * W / V; v += 128) {
       const int r = v / (W / V), cv = (v % (W / V)) * V;
-      const int64_t tile_row = 64 * warpgroup + r, tile_col = chunk * W + cv;  // of the staged layout
+      const int64_t tile_row = Cfg::first_row(warpgroup) + r, tile_col = chunk * W + cv;  // of the staged layout
       const int64_t row = Transposed ? col0 + chunk * W + r : row0 + tile_row;
-      const int64_t col = Transposed ? row0 + 64 * warpgroup + cv : col0 + tile_col;
+      const int64_t col = Transposed ? row0 + Cfg::first_row(warpgroup) + cv : col0 + tile_col;
       if (row >= rows || col >= cols) continue;
       const uint4 x = *reinterpret_cast<const uint4*>(stage + r * P + cv);
       Out* dst = c + row * q.ldc + col;
@@ -449,7 +483,7 @@ __device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coo
     cutlass::arch::NamedBarrier::sync(128, barrier);
     CUTE_UNROLL
     for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
-      const int r = int(cute::get<0>(coords(i))) - 64 * warpgroup, col = int(cute::get<1>(coords(i))) - chunk * W;
+      const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
       const int byte = col * int(sizeof(Out));
       store_pair(reinterpret_cast<Out*>(buffer + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16), acc(i),
                  acc(i + 1));
@@ -522,10 +556,11 @@ __device__ __forceinline__ void release_stage(typename Cfg::Pipeline& pipeline, 
 
 template <class Cfg>
 __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
-                                        typename Cfg::SharedStorage& smem, int thread) {
+                                        typename Cfg::SharedStorage& smem, typename Cfg::MathOrder& order,
+                                        int thread) {
   using namespace cute;
   typename Cfg::TiledMma mma;
-  auto thr = mma.get_thread_slice(thread);
+  auto thr = mma.get_thread_slice(Cfg::PingPong ? thread % 128 : thread);
   Tensor sA = make_tensor(make_smem_ptr(smem.a), typename Cfg::SmemLayoutA{});
   Tensor sB = make_tensor(make_smem_ptr(smem.b), typename Cfg::SmemLayoutB{});
   Tensor tCrA = thr.make_fragment_A(thr.partition_A(sA));  // WGMMA descriptors per (k, stage)
@@ -538,12 +573,20 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   WorkUnit u;
   const int warpgroup = thread / 128;
   int32_t c_acquired = -1;  // TMA-store kernels, list form: the group whose output map this warpgroup acquired
-  while (units.next(u)) {
+  for (int64_t step = 0; units.next(u); ++step) {
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
+    if constexpr (Cfg::PingPong) {
+      // The other warpgroup's tile: its stages come next in the pipeline, skipped here.
+      if (step % 2 != warpgroup) {
+        state.advance(uint32_t(kblocks));
+        continue;
+      }
+    }
     if (kblocks == 0) clear(acc);
     mma.accumulate_ = GMMA::ScaleOut::Zero;
     auto previous = state;
+    order.wait();  // ping-pong: the other warpgroup has passed the waits of its K loop
     for (int32_t kb = 0; kb < kblocks; ++kb) {
       pipeline.consumer_wait(state);
       warpgroup_fence_operand(acc);
@@ -561,6 +604,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       previous = state;
       ++state;
     }
+    order.arrive();
     warpgroup_wait<0>();
     if (kblocks > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
 
@@ -584,21 +628,17 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     float* stage = smem.epilogue[warpgroup];
     if constexpr (Cfg::TmaStore) {
-      // One map per problem (streamk_mm, Batched, List; RaggedK, whose [G, M, N] output is batched
-      // by group, when its rows are 16-byte aligned: the host then sets the map) clips exactly;
-      // RaggedM's map spans every group's rows, so a warpgroup's 64 rows go through TMA only when
-      // they lie inside the group. (RaggedN, whose column groups a box would cross, never runs
-      // this variant.)
-      const bool k_grouped = !Cfg::AKMajor && p.form == GroupedForm::RaggedK;
-      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List ||
-                         (k_grouped && (p.ldc * out_element_size(p.out_kind)) % 16 == 0);
+      // One map per problem (streamk_mm, Batched, List) clips exactly; RaggedM's map spans every
+      // group's rows, so a warpgroup's 64 rows go through TMA only when they lie inside the group.
+      // (RaggedN, whose column groups a box would cross, and RaggedK never run this variant.)
+      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List;
       if (exact || (p.form == GroupedForm::RaggedM && row0 + 64 * (warpgroup + 1) <= q.m)) {
         // The problem's place in its output map (derived here rather than carried by every
         // GroupProblem, which would cost the other kernels registers): a list group has its own
         // map, a batch its coordinate, a row group its first row.
         const bool list = p.form == GroupedForm::List;
         const CUtensorMap* map = list ? p.c_maps + u.tile.group : &p.c_map;
-        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : (k_grouped ? u.tile.group : 0);
+        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : 0;
         const int64_t row = (p.form == GroupedForm::RaggedM ? q.a_row : 0) + row0;
         if (list && thread % 128 == 0 && u.tile.group != c_acquired) {
           cute::tma_descriptor_fence_acquire(map);  // patched by a kernel through the generic proxy
@@ -639,10 +679,12 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
 
   typename Cfg::Pipeline::Params params;
   params.transaction_bytes = Cfg::StageBytes;
-  params.num_consumers = 128 * Cfg::Consumers;
+  params.num_consumers = 128 * Cfg::ConsumersPerTile;  // the threads that release each stage
   params.role = warpgroup == 0 ? Cfg::Pipeline::ThreadCategory::Producer : Cfg::Pipeline::ThreadCategory::Consumer;
   params.is_leader = threadIdx.x == 0;
   typename Cfg::Pipeline pipeline(smem.pipeline, params, typename Cfg::ClusterShape{});
+  // Ping-pong: consumer warpgroup 1 runs its K loop first (group 0 of the order), then 2, ...
+  typename Cfg::MathOrder order(smem.math_order, {uint32_t(warpgroup > 1 ? 1 : 0), 128u});
   // Barriers initialised before anyone waits on them (or, in a cluster, signals them remotely).
   if constexpr (Cfg::ClusterM > 1) {
     cute::cluster_arrive_relaxed();
@@ -662,7 +704,7 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
     }
   } else {
     cutlass::arch::warpgroup_reg_alloc<Cfg::ConsumerRegs>();
-    consume<Cfg>(p, pipeline, smem, threadIdx.x - 128);
+    consume<Cfg>(p, pipeline, smem, order, threadIdx.x - 128);
   }
 #endif
 }
@@ -736,26 +778,30 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file), and
 // `NAME_resident` (resident_grouped_gemm_ctas). MODE is Grouped, Rank2K, StreamK or Rank2KStreamK;
 // the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters, the _TMA_STORE form stores
-// through store_tile_tma (args.c_map), AKMAJOR false reads A M-major.
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR) \
+// through store_tile_tma (args.c_map), AKMAJOR false reads A M-major, PINGPONG gives the CTA's
+// tiles to its two consumer warpgroups in turn.
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR, PINGPONG) \
   namespace torch_grouped::kernels {                                                                          \
-  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR>; \
+  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR, PINGPONG>; \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                     \
     launch_grouped_gemm<NAME##_config>(args, grid, stream);                                                   \
   }                                                                                                           \
   int NAME##_resident(int device) { return resident_grouped_gemm_ctas<NAME##_config>(device); }              \
   }
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true)
-// The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK), stores by the threads
-// or (TMA_STORE) through TMA where the output's rows are 16-byte aligned.
-#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, TMA_STORE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, 1, TMA_STORE, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true, false)
+// The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK), stores by the
+// threads, in CLUSTER_M x 1 clusters that multicast B; _PINGPONG: 64-row tiles, two consumer
+// warpgroups taking them in turn.
+#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, CLUSTER_M) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false, false)
+#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM_PINGPONG(NAME, T, BN) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 64, BN, false, Grouped, 1, false, false, true)
 
 }  // namespace torch_grouped::kernels

@@ -56,14 +56,21 @@ struct TileOption {
 
 // The shapes the kernels are built for (csrc/instantiations/), in order of preference on ties.
 inline constexpr TileOption kTileOptions[] = {{128, 256, 1.0, 1}, {128, 128, 0.92, 1}, {64, 128, 0.85, 2}};
-// Those of the K-grouped form (grouped_mm 2-D x 2-D), whose kernels read A M-major.
-inline constexpr TileOption kKGroupedTileOptions[] = {kTileOptions[0], kTileOptions[1]};
 
 // 128 x 256 tiles in 2 x 1 clusters that multicast B (kernels/grouped_gemm_sm90.cuh). Not weighed
 // by the model: measured on the H100 (session 8) it was 8-16% slower than plain 128 x 256 on the
 // MoE cases and 3% faster only on 8 x 4096^3. Taken when forced (TORCH_GROUPED_TILE=128x256c2) or,
 // with TORCH_GROUPED_CLUSTER=1, wherever the model picks 128 x 256.
 inline constexpr TileOption kClusterTile{128, 256, 1.0, 1, 2};
+
+// Those of the K-grouped form (grouped_mm 2-D x 2-D), whose kernels read A M-major; the clustered
+// kernel weighed as plain 128 x 256 (ties go to the earlier option): on the H100 it was 0-4%
+// faster on the weight-gradient cases (session 10), within the noise of most. The last, 64 x 256,
+// is the ping-pong kernel (two consumer warpgroups, a tile each, in turn): taken only when forced
+// (TORCH_GROUPED_TILE=64x256) until it has been measured, so the model weighs the others.
+inline constexpr TileOption kKGroupedTileOptions[] = {kTileOptions[0], kTileOptions[1], kClusterTile,
+                                                      {64, 256, 1.0, 1}};
+inline constexpr int32_t kKGroupedModelTiles = 3;
 
 // One tile of depth k, plus a fixed part for the pipeline fill and the epilogue (about two 64-deep
 // K blocks).
@@ -78,6 +85,7 @@ struct TileOptions {
   int32_t count;
   template <size_t N>
   constexpr TileOptions(const TileOption (&options)[N]) : first(options), count(int32_t(N)) {}
+  constexpr TileOptions(const TileOption* first_, int32_t count_) : first(first_), count(count_) {}
 };
 
 // The option with the least `time(option)`.
