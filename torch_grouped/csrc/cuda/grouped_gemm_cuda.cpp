@@ -68,14 +68,14 @@ const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched:
       if (tile_name(*t) == v) return *t;
     }
     if (clusters && tile_name(sched::kClusterTile) == v) return sched::kClusterTile;
-    std::vector<std::string> known;  // every tile some form has a kernel for
+    std::vector<std::string> names;  // every tile some form has a kernel for
     for (const sched::TileOptions& set : {sched::TileOptions(sched::kTileOptions), sched::TileOptions(sched::kKGroupedTileOptions)}) {
       for (const TileOption* t = set.first; t != set.first + set.count; ++t) {
-        if (tile_name(*t) == v) return model();
-        if (std::find(known.begin(), known.end(), tile_name(*t)) == known.end()) known.push_back(tile_name(*t));
+        if (std::find(names.begin(), names.end(), tile_name(*t)) == names.end()) names.push_back(tile_name(*t));
       }
     }
-    TORCH_CHECK_VALUE(false, "TORCH_GROUPED_TILE must be one of ", c10::Join(", ", known), "; got '", v, "'");
+    TORCH_CHECK_VALUE(std::find(names.begin(), names.end(), v) != names.end(), "TORCH_GROUPED_TILE must be one of ",
+                      c10::Join(", ", names), "; got '", v, "'");
   }
   const TileOption& t = model();
   if (!clusters) return t;
