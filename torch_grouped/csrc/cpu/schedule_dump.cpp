@@ -7,6 +7,7 @@
 
 #include "../common/checks.h"
 #include "../common/permute_plan.h"
+#include "../common/streamk_model_env.h"
 #include "../sched/group_order.h"
 #include "../sched/grouped_visitor.h"
 #include "../sched/rank2k_visitor.h"
@@ -121,7 +122,7 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
   const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
   TORCH_CHECK_VALUE(grid >= 1 && splits >= 1, "schedule: grid and splits must be >= 1");
   const sched::StreamKPlan plan =
-      sched::resolve_streamk_plan(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid,
+      sched::resolve_streamk_plan(streamk_model_from_env(sched::StreamKModel{}), d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid,
                                   separate_fixup);
   std::vector<std::vector<int64_t>> rows;
   for (int64_t cta = 0; cta < plan.grid; ++cta) {

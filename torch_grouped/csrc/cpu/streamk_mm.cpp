@@ -3,6 +3,7 @@
 // the plan's FixupTree, as the GPU's last-arriving CTAs do, or of its SeparateFixup, as the GPU's
 // separate fixup kernel does.
 #include "../common/checks.h"
+#include "../common/streamk_model_env.h"
 #include "../common/streamk_plan_cache.h"
 #include "../sched/streamk_model.h"
 #include "portable.h"
@@ -18,7 +19,7 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
   constexpr int64_t tm = 64, tn = 64, tk = 32;
   const int64_t g = grid > 0 ? grid : sms;
   const sched::StreamKPlan plan =
-      resolve_streamk_plan_cached(sched::StreamKModel{}, d, is_auto, splits, m, n, k, tm, tn, tk, g, /*may_separate=*/true);
+      resolve_streamk_plan_cached(streamk_model_from_env(sched::StreamKModel{}), d, is_auto, splits, m, n, k, tm, tn, tk, g, /*may_separate=*/true);
 
   const at::ScalarType acc_t = accumulate_dtype(a);
   const at::Tensor a_acc = a.to(acc_t), b_acc = b.to(acc_t);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../common/checks.h"
+#include "../common/streamk_model_env.h"
 #include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
@@ -32,13 +33,14 @@ namespace {
 using kernels::kStreamKConsumers;
 using kernels::kStreamKTileM;
 
-// The model fitted for this GPU (benchmarks/calibrate_streamk.py), else the defaults.
+// The model fitted for this GPU (benchmarks/calibrate_streamk.py), else the defaults; either
+// replaced by TORCH_GROUPED_STREAMK_MODEL (read once per device and process: cached_model).
 sched::StreamKModel model_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   for (const auto& c : sched::kStreamKCalibrations)
-    if (std::strcmp(c.device_name, prop.name) == 0) return c.model;
-  return sched::StreamKModel{};
+    if (std::strcmp(c.device_name, prop.name) == 0) return streamk_model_from_env(c.model);
+  return streamk_model_from_env(sched::StreamKModel{});
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The Stream-K paper's analytical model of a CTA's running time, used by `auto` to pick the
-// decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(reads − 1),
+// decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(reads − 1)
+// + e·(workspace MB),
 // peers being the most segments a tile is cut into and reads the partials that the fixup's
 // slowest path reads one after another (StreamKPlan::fixup_serial_reads: peers itself up to 8
 // peers; beyond, about 2·sqrt(peers) where the fixup sums in two levels, 2 where the separate
@@ -8,6 +9,11 @@
 //   b: cost of having to fix up at all (workspace write, flag wait)
 //   c: cost of one MAC-loop iteration
 //   d: cost per partial read by the fixup
+//   e: cost per MB of fp32 partial-tile workspace the plan reserves (StreamKPlan::workspace_slots:
+//      the split-K slices, or two slots per Stream-K CTA). Not in the paper: with a-d alone the
+//      picks were 1.045x the best measured configuration (leave-one-shape-out over session 6's
+//      sweep of 26 shapes), Stream-K on all 132 SMs taken where split-K or a smaller grid was
+//      up to 1.42x faster (512 x 1024 x 32768); with e, 1.012x (session 10, offline).
 // The constants are fitted per GPU model by benchmarks/calibrate_streamk.py; the defaults below
 // are in units of one MAC iteration and are only a starting point for unknown GPUs.
 #pragma once
@@ -21,7 +27,13 @@ struct StreamKModel {
   double b = 3.0;
   double c = 1.0;
   double d = 1.5;
+  double e = 0.0;
 };
+
+// The fp32 workspace `plan` reserves for partial tiles of `tile_elements` elements, in MB.
+inline double workspace_mb(const StreamKPlan& plan, int64_t tile_elements) {
+  return static_cast<double>(plan.workspace_slots()) * static_cast<double>(tile_elements) * 4.0 / (1 << 20);
+}
 
 // The MAC-loop iterations of the busiest CTA as the model counts them: the Stream-K share (ranges
 // differ by at most one) plus its rounds of data-parallel or split-K units at the longest slice.
@@ -30,8 +42,8 @@ inline int64_t model_iters_per_cta(const StreamKPlan& plan) {
   return iters + ceil_div(plan.dp_units(), plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
 }
 
-// Predicted time of the longest-running CTA of `plan`.
-inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan) {
+// Predicted time of the longest-running CTA of `plan`, whose tiles have `tile_elements` elements.
+inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan, int64_t tile_elements) {
   const int64_t tiles = plan.tiles();
   if (tiles == 0) return 0.0;
   const int64_t iters_per_cta = model_iters_per_cta(plan);
@@ -40,7 +52,7 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan)
   const int64_t reads = max64(stats.max_serial_reads, 1);  // 1 when no tile is cut: no term
   const double fixup = peers > 1 ? 1.0 : 0.0;
   return model.a + model.b * fixup + model.c * static_cast<double>(iters_per_cta) +
-         model.d * static_cast<double>(reads - 1);
+         model.d * static_cast<double>(reads - 1) + model.e * workspace_mb(plan, tile_elements);
 }
 
 // `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter
@@ -50,25 +62,25 @@ inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int
                                        bool may_separate) {
   StreamKPlan best = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
                                        Decomposition::DataParallel, 1, sms);
-  double best_time = predicted_time(model, best);
+  double best_time = predicted_time(model, best, tile_m * tile_n);
   const Decomposition candidates[] = {Decomposition::StreamK, Decomposition::DpOneTileSk,
                                       Decomposition::TwoTileSkDp};
   for (Decomposition d : candidates) {
     const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, 1, sms, may_separate);
-    const double t = predicted_time(model, p);
+    const double t = predicted_time(model, p, tile_m * tile_n);
     if (t < best_time) best = p, best_time = t;
   }
   // Stream-K on part of the grid: fewer segments per tile to reduce when tiles are few and long.
   for (int64_t g = sms / 2; g >= 8 && g >= sms / 4; g /= 2) {
     const StreamKPlan p =
         make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, Decomposition::StreamK, 1, g, may_separate);
-    const double t = predicted_time(model, p);
+    const double t = predicted_time(model, p, tile_m * tile_n);
     if (t < best_time) best = p, best_time = t;
   }
   for (int64_t s = 2; s <= 16; s *= 2) {
     const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
                                             Decomposition::SplitK, s, sms, may_separate);
-    const double t = predicted_time(model, p);
+    const double t = predicted_time(model, p, tile_m * tile_n);
     if (t < best_time) best = p, best_time = t;
   }
   return best;

@@ -1,0 +1,32 @@
+#include "streamk_model_env.h"
+
+#include <c10/util/Exception.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace torch_grouped {
+
+sched::StreamKModel streamk_model_from_env(const sched::StreamKModel& base) {
+  const char* text = std::getenv("TORCH_GROUPED_STREAMK_MODEL");
+  if (text == nullptr || *text == '\0') return base;
+  std::vector<double> values;
+  std::stringstream fields(text);
+  std::string field;
+  bool valid = true;
+  while (std::getline(fields, field, ',')) {
+    char* end = nullptr;
+    const double v = std::strtod(field.c_str(), &end);
+    valid = valid && !field.empty() && *end == '\0' && std::isfinite(v) && v >= 0.0;
+    values.push_back(v);
+  }
+  TORCH_CHECK_VALUE(valid && (values.size() == 4 || values.size() == 5),
+                    "TORCH_GROUPED_STREAMK_MODEL must be four or five non-negative numbers a,b,c,d[,e]; got '", text,
+                    "'");
+  return sched::StreamKModel{values[0], values[1], values[2], values[3], values.size() == 5 ? values[4] : 0.0};
+}
+
+}  // namespace torch_grouped
