@@ -5,7 +5,8 @@
 //                         stage, then issues the TMA loads of the A and B tiles into it
 //   warpgroups 1..BM/64   consumers: each owns 64 rows of the BM x BN tile, waits for a full
 //                         stage, runs WGMMA on it (fp32 accumulators in registers), releases it,
-//                         and after the last K block converts and stores its rows
+//                         and after the last K block converts and stores its rows (ping-pong
+//                         configurations: two consumers, each a whole 64-row tile, in turn)
 //
 // Every warp walks the same tile sequence (CTA b takes linear tiles b, b + grid, ...) through the
 // shared scheduler of csrc/sched/: the warp-parallel visitor for sizes that live on the device, or
