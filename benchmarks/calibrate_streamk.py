@@ -1,6 +1,6 @@
 """Fits the Stream-K model's constants for this GPU (csrc/sched/streamk_model.h):
 
-    time = a + b·[peers > 1] + c·iters_per_cta + d·(reads − 1) + e·workspace_mb      (µs)
+    time = a + b·[peers > 1] + c·iters_per_cta + d·(reads − 1) + e·[Stream-K cut] + f·extra_partial_mb   (µs)
 
 (reads: the partials the fixup's slowest path reads one after another, FixupTree::serial_reads;
 sweeps saved before the two-level fixup hold peers − 1 there, and times of the flat fixup.)
@@ -33,12 +33,12 @@ from common import make_device  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join(ROOT, "torch_grouped/csrc/sched/streamk_calibration.h")
-TERMS = ("a", "b", "c", "d", "e")
+TERMS = ("a", "b", "c", "d", "e", "f")
 
 
 def nnls(rows, targets):
-    """Least squares with non-negative coefficients. With five unknowns every subset of free
-    coefficients can be tried (32 small solves): exact, and no scipy needed."""
+    """Least squares with non-negative coefficients. With six unknowns every subset of free
+    coefficients can be tried (64 small solves): exact, and no scipy needed."""
     x = torch.tensor(rows, dtype=torch.float64)
     y = torch.tensor(targets, dtype=torch.float64).unsqueeze(1)
     best, best_residual = [0.0] * x.shape[1], float(y.square().sum())

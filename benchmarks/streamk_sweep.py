@@ -65,21 +65,21 @@ def tile(device, n):
 
 
 def features(m, n, k, device, decomposition, splits, grid):
-    """[1, peers > 1, iters_per_cta, reads - 1, workspace MB] of the plan the op runs
-    (predicted_time's terms; reads: the partials the fixup's slowest path reads; iters_per_cta as
-    the model counts them; the fp32 partial-tile workspace the plan reserves), read from the
-    plan's dump rather than re-derived, so the fit cannot drift from the C++."""
+    """[1, peers > 1, iters_per_cta, reads - 1, a Stream-K tile cut, extra partial MB] of the plan
+    the op runs (predicted_time's terms; reads: the partials the fixup's slowest path reads;
+    iters_per_cta as the model counts them; the fp32 partial tiles stored beyond one per cut
+    tile), read from the plan's dump rather than re-derived, so the fit cannot drift from the C++."""
     tm, tn, tk = tile(device, n)
     rows = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, decomposition, max(splits, 1), grid).tolist()
     peers = max((row[6] + 1 for row in rows), default=1)  # (columns: csrc/cpu/schedule_dump.cpp)
     reads = max((row[13] for row in rows), default=1)
-    iters = rows[0][15] if rows else 0
-    workspace_mb = rows[0][9] * tm * tn * 4 / 2**20 if rows else 0.0
-    return [1.0, 1.0 if peers > 1 else 0.0, float(iters), float(max(reads, 1) - 1), float(workspace_mb)]
+    iters, extra, cut = (rows[0][15], rows[0][16], rows[0][17]) if rows else (0, 0, 0)
+    return [1.0, 1.0 if peers > 1 else 0.0, float(iters), float(max(reads, 1) - 1), float(cut),
+            extra * tm * tn * 4 / 2**20]
 
 
 # StreamKModel's defaults (csrc/sched/streamk_model.h): the model _schedule_streamk's `auto` uses.
-DEFAULT_MODEL = (4.0, 3.0, 1.0, 1.5, 0.0)
+DEFAULT_MODEL = (4.0, 3.0, 1.0, 1.5, 0.0, 0.0)
 
 
 def features_agree(m, n, k, device, sms):
@@ -198,7 +198,7 @@ def parse_shapes(text):
 
 
 def load(path):
-    """A saved sweep. Records saved before the workspace term (four features) get it from the
+    """A saved sweep. Records saved before the e and f terms (four features) get them from the
     plan's dump, which is the same plan as when they were measured (their other features are
     kept as saved: older sweeps counted the fixup's reads differently)."""
     with open(path) as f:
@@ -207,7 +207,7 @@ def load(path):
     for r in data["records"]:
         if r["features"] is not None and len(r["features"]) == 4:
             m, n, k = r["shape"]
-            r["features"].append(features(m, n, k, device, r["decomposition"], r["splits"], r["grid"])[4])
+            r["features"] += features(m, n, k, device, r["decomposition"], r["splits"], r["grid"])[4:]
     return data
 
 

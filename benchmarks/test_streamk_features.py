@@ -21,38 +21,39 @@ import calibrate_streamk  # noqa: E402
 import streamk_sweep  # noqa: E402
 
 # (m, n, k, device, decomposition, splits, grid) -> [1, peers > 1, iters of the busiest CTA, reads - 1,
-# workspace MB] (the workspace: slots x tile elements x 4 bytes; slots: split-K's slices, or two per
-# Stream-K CTA; a CPU tile is 1/64 MB, a GPU 128x256 tile 1/8, a 128x128 one 1/16)
+# a Stream-K tile cut, extra partial MB] (partials beyond one per cut tile: segments - 1 each, all
+# of them where the separate kernel sums; a CPU tile is 1/64 MB, a GPU 128x256 tile 1/8, a 128x128
+# one 1/16)
 # (reads: partials on the fixup's slowest path; the peers themselves up to 8 peers, ~2·sqrt(peers)
 # up to 31, 2 from 32 on, where the separate fixup kernel sums in parallel)
 HAND = [
     # One 64x64 tile of 8 K iterations (CPU tile).
-    ((64, 64, 256, "cpu", "data_parallel", 0, 8), [1, 0, 8, 0, 0]),
-    ((64, 64, 256, "cpu", "stream_k", 0, 8), [1, 1, 1, 7, 0.25]),           # 8 iterations over 8 CTAs
-    ((64, 64, 256, "cpu", "stream_k", 0, 3), [1, 1, 3, 2, 0.09375]),        # ranges [0,2) [2,5) [5,8)
-    ((64, 64, 256, "cpu", "split_k", 4, 8), [1, 1, 2, 3, 0.0625]),          # 4 slices of 2
-    ((64, 64, 256, "cpu", "split_k", 4, 2), [1, 1, 4, 3, 0.0625]),          # 2 slices per CTA
-    ((64, 64, 64, "cpu", "split_k", 4, 8), [1, 1, 1, 1, 0.03125]),          # splits cut to the 2 iterations
-    ((64, 64, 100, "cpu", "split_k", 3, 8), [1, 1, 2, 2, 0.046875]),        # 4 iterations: slices 1, 1, 2
+    ((64, 64, 256, "cpu", "data_parallel", 0, 8), [1, 0, 8, 0, 0, 0]),
+    ((64, 64, 256, "cpu", "stream_k", 0, 8), [1, 1, 1, 7, 1, 0.109375]),           # 8 iterations over 8 CTAs
+    ((64, 64, 256, "cpu", "stream_k", 0, 3), [1, 1, 3, 2, 1, 0.03125]),        # ranges [0,2) [2,5) [5,8)
+    ((64, 64, 256, "cpu", "split_k", 4, 8), [1, 1, 2, 3, 0, 0.046875]),          # 4 slices of 2
+    ((64, 64, 256, "cpu", "split_k", 4, 2), [1, 1, 4, 3, 0, 0.046875]),          # 2 slices per CTA
+    ((64, 64, 64, "cpu", "split_k", 4, 8), [1, 1, 1, 1, 0, 0.015625]),          # splits cut to the 2 iterations
+    ((64, 64, 100, "cpu", "split_k", 3, 8), [1, 1, 2, 2, 0, 0.03125]),        # 4 iterations: slices 1, 1, 2
     # Four tiles of 2 iterations on 3 CTAs: CTA 0 gets tiles 0 and 3.
-    ((128, 128, 64, "cpu", "data_parallel", 0, 3), [1, 0, 4, 0, 0]),
+    ((128, 128, 64, "cpu", "data_parallel", 0, 3), [1, 0, 4, 0, 0, 0]),
     # Three tiles of 4 iterations on 2 CTAs: one DP wave + one tile shared (2 + 4 iterations) ...
-    ((192, 64, 128, "cpu", "dp_one_tile_sk", 0, 2), [1, 1, 6, 1, 0.0625]),
+    ((192, 64, 128, "cpu", "dp_one_tile_sk", 0, 2), [1, 1, 6, 1, 1, 0.015625]),
     # ... or all three shared (12 / 2 = 6 each; tile 1 cut in two).
-    ((192, 64, 128, "cpu", "two_tile_sk_dp", 0, 2), [1, 1, 6, 1, 0.0625]),
+    ((192, 64, 128, "cpu", "two_tile_sk_dp", 0, 2), [1, 1, 6, 1, 1, 0.015625]),
     # GPU tiles. 32 tiles of 256 iterations on 132 CTAs: 8192 = 132*62 + 8, so ranges of 62 or 63;
     # a tile spans 256/62.06 = 4.125 ranges: 5 segments.
-    ((1024, 1024, 16384, "cuda", "stream_k", 0, 132), [1, 1, 63, 4, 33.0]),
-    ((1024, 1024, 16384, "cuda", "data_parallel", 0, 132), [1, 0, 256, 0, 0]),
+    ((1024, 1024, 16384, "cuda", "stream_k", 0, 132), [1, 1, 63, 4, 1, 16.0]),
+    ((1024, 1024, 16384, "cuda", "data_parallel", 0, 132), [1, 0, 256, 0, 0, 0]),
     # n <= 128: one 128x128 tile, 1024 iterations in 16 slices of 64; the fixup sums 4 runs of 4.
-    ((128, 128, 65536, "cuda", "split_k", 16, 132), [1, 1, 64, 7, 1.0]),
+    ((128, 128, 65536, "cuda", "split_k", 16, 132), [1, 1, 64, 7, 0, 0.9375]),
     # The same tile over 132 CTAs (ranges of 7-8): 132 segments, the separate kernel too.
-    ((128, 128, 65536, "cuda", "stream_k", 0, 132), [1, 1, 8, 1, 16.5]),
+    ((128, 128, 65536, "cuda", "stream_k", 0, 132), [1, 1, 8, 1, 1, 8.25]),
     # 8 segments (8 CTAs): the last arriver sums them.
-    ((128, 128, 65536, "cuda", "stream_k", 0, 8), [1, 1, 128, 7, 1.0]),
+    ((128, 128, 65536, "cuda", "stream_k", 0, 8), [1, 1, 128, 7, 1, 0.4375]),
     # 512 tiles of 64 = 3 waves + 116 tiles shared: ceil(116*64/132) = 57, + 3*64; ranges of 56-57
     # cut a 64-iteration tile in at most 3.
-    ((4096, 4096, 4096, "cuda", "dp_one_tile_sk", 0, 132), [1, 1, 249, 2, 33.0]),
+    ((4096, 4096, 4096, "cuda", "dp_one_tile_sk", 0, 132), [1, 1, 249, 2, 1, 16.0]),
 ]
 
 
@@ -89,11 +90,11 @@ def test_header_round_trip(tmp_path):
     path = str(tmp_path / "streamk_calibration.h")
     calibrate_streamk.write_header([1.0, 2.0, 3.0, 4.0], "Other GPU", path, "cmd")
     calibrate_streamk.write_header([5.733, 90.66, 0.6176, 100.0], "NVIDIA H100 80GB HBM3", path, "cmd")
-    calibrate_streamk.write_header([5.0, 80.0, 0.6, 1e-5, 1.25], "NVIDIA H100 80GB HBM3", path, "cmd")
+    calibrate_streamk.write_header([5.0, 80.0, 0.6, 1e-5, 1.25, 2.5], "NVIDIA H100 80GB HBM3", path, "cmd")
     text = open(path).read()
     assert "GENERATED" in text and text.count("StreamKModel{") == 2
-    assert '{"Other GPU", StreamKModel{1, 2, 3, 4}}' in text  # an entry from before the e term: e = 0
-    assert '{"NVIDIA H100 80GB HBM3", StreamKModel{5, 80, 0.6, 1e-05, 1.25}}' in text
+    assert '{"Other GPU", StreamKModel{1, 2, 3, 4}}' in text  # an entry from before the e, f terms: 0
+    assert '{"NVIDIA H100 80GB HBM3", StreamKModel{5, 80, 0.6, 1e-05, 1.25, 2.5}}' in text
     compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
     if compiler is None:
         pytest.skip("no C++ compiler to check that the header compiles")
@@ -104,7 +105,7 @@ def test_header_round_trip(tmp_path):
                       "using namespace torch_grouped::sched;\n"
                       "static_assert(sizeof(kStreamKCalibrations) / sizeof(kStreamKCalibrations[0]) == 2);\n"
                       "static_assert(kStreamKCalibrations[1].model.b == 80.0);\n"
-                      "static_assert(kStreamKCalibrations[0].model.e == 0.0 && kStreamKCalibrations[1].model.e == 1.25);\n"
+                      "static_assert(kStreamKCalibrations[0].model.f == 0.0 && kStreamKCalibrations[1].model.f == 2.5);\n"
                       "int main() { return 0; }\n")
     subprocess.run([compiler, "-std=c++20", "-fsyntax-only", f"-I{sched}", str(source)], check=True)
 

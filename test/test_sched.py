@@ -199,7 +199,8 @@ def test_rank2k_upper_is_lower_transposed_for_square_tiles():
 
 def _check_streamk(rows, tiles, iters, separate_allowed=True):
     by_tile = collections.defaultdict(list)
-    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _, segment, run, reads, separate, _ in rows:
+    for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _, segment, run, reads, separate, _, \
+            _, _ in rows:
         assert ipt == iters
         by_tile[tile].append((k0, k1, starts, slot, more_segments, first_slot, cta, segment, run, reads, separate))
     assert set(by_tile) == set(range(tiles))
@@ -227,6 +228,11 @@ def _check_streamk(rows, tiles, iters, separate_allowed=True):
     assert {r[14] for r in rows if r[6] > 0} <= {1 if most >= 32 and separate_allowed else 0}
     used = [r[5] for r in rows if r[5] >= 0]
     assert len(used) == len(set(used)), "a workspace slot is written twice"
+    # The model's e and f terms (FixupStats), the same on every row: a Stream-K tile is cut; the
+    # partials stored beyond one per cut tile (all of them where the separate kernel sums).
+    cut = {tile: segs for tile, segs in by_tile.items() if len(segs) > 1}
+    extra = sum(len(segs) if segs[0][10] else len(segs) - 1 for segs in cut.values())
+    assert {(r[16], r[17]) for r in rows} <= {(extra, 1 if cut and rows[0][10] != 1 else 0)}, (extra, rows[0])
 
 
 def _check_fixup_tree(runs, reads):

@@ -78,18 +78,18 @@ def test_model_from_the_environment(monkeypatch):
     m, n, k = 64, 64, 4096  # one 64x64 CPU tile, 128 K iterations
     schedule = lambda d: torch.ops.grouped._schedule_streamk(m, n, k, 64, 64, 32, d, 1, 8)  # noqa: E731
     a, b = torch.randn(m, k, dtype=torch.float64), torch.randn(k, n, dtype=torch.float64)
-    monkeypatch.setenv("TORCH_GROUPED_STREAMK_MODEL", "0,1000,0,1000,1000")
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_MODEL", "0,1000,0,1000,1000,1000")
     assert torch.equal(schedule("auto"), schedule("data_parallel"))
     reference.assert_close(tg.streamk_mm(a, b), a @ b, torch.float64)
-    monkeypatch.setenv("TORCH_GROUPED_STREAMK_MODEL", "0,0,1,0")  # four constants: e = 0
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_MODEL", "0,0,1,0")  # four constants: e = f = 0
     assert len(schedule("auto")) > 1  # the tile is cut
     reference.assert_close(tg.streamk_mm(a, b), a @ b, torch.float64)
 
 
-@pytest.mark.parametrize("value", ["1,2,3", "1,2,3,4,5,6", "1,x,3,4", "1,2,,4", "1,-2,3,4", "1,2,3,inf"])
+@pytest.mark.parametrize("value", ["1,2,3", "1,2,3,4,5", "1,2,3,4,5,6,7", "1,x,3,4", "1,2,,4", "1,-2,3,4", "1,2,3,inf"])
 def test_model_from_the_environment_rejects(value, monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_MODEL", value)
-    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_MODEL must be four or five non-negative numbers"):
+    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_MODEL must be four or six non-negative numbers"):
         torch.ops.grouped._schedule_streamk(64, 64, 4096, 64, 64, 32, "auto", 1, 8)
-    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_MODEL must be four or five"):
+    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_MODEL must be four or six"):
         tg.streamk_mm(torch.randn(64, 256), torch.randn(256, 64))

@@ -23,10 +23,11 @@ sched::StreamKModel streamk_model_from_env(const sched::StreamKModel& base) {
     valid = valid && !field.empty() && *end == '\0' && std::isfinite(v) && v >= 0.0;
     values.push_back(v);
   }
-  TORCH_CHECK_VALUE(valid && (values.size() == 4 || values.size() == 5),
-                    "TORCH_GROUPED_STREAMK_MODEL must be four or five non-negative numbers a,b,c,d[,e]; got '", text,
+  TORCH_CHECK_VALUE(valid && (values.size() == 4 || values.size() == 6),
+                    "TORCH_GROUPED_STREAMK_MODEL must be four or six non-negative numbers a,b,c,d[,e,f]; got '", text,
                     "'");
-  return sched::StreamKModel{values[0], values[1], values[2], values[3], values.size() == 5 ? values[4] : 0.0};
+  values.resize(6, 0.0);
+  return sched::StreamKModel{values[0], values[1], values[2], values[3], values[4], values[5]};
 }
 
 }  // namespace torch_grouped

@@ -1,4 +1,4 @@
-// TORCH_GROUPED_STREAMK_MODEL=a,b,c,d[,e]: the Stream-K model's constants (sched::StreamKModel, in
+// TORCH_GROUPED_STREAMK_MODEL=a,b,c,d[,e,f]: the Stream-K model's constants (sched::StreamKModel, in
 // microseconds) for `auto`, in place of the calibration compiled in for this GPU (or the defaults),
 // so that a benchmark can try a refit without a rebuild. Unset or empty: `base`.
 #pragma once

@@ -9,11 +9,11 @@ namespace {
 
 // Every input of choose_streamk_plan: the model's constants too (syr2k scales its c).
 struct AutoPlanKey {
-  double a, b, c, d, e;
+  double a, b, c, d, e, f;
   int64_t m, n, k, tile_m, tile_n, tile_k, grid;
   bool may_separate;
   bool operator==(const AutoPlanKey& o) const {
-    return a == o.a && b == o.b && c == o.c && d == o.d && e == o.e && m == o.m && n == o.n && k == o.k && tile_m == o.tile_m &&
+    return a == o.a && b == o.b && c == o.c && d == o.d && e == o.e && f == o.f && m == o.m && n == o.n && k == o.k && tile_m == o.tile_m &&
            tile_n == o.tile_n && tile_k == o.tile_k && grid == o.grid && may_separate == o.may_separate;
   }
 };
@@ -22,7 +22,7 @@ struct AutoPlanKeyHash {
   size_t operator()(const AutoPlanKey& key) const {
     size_t h = std::hash<bool>{}(key.may_separate);
     auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-    for (double v : {key.a, key.b, key.c, key.d, key.e}) mix(std::hash<double>{}(v));
+    for (double v : {key.a, key.b, key.c, key.d, key.e, key.f}) mix(std::hash<double>{}(v));
     for (int64_t v : {key.m, key.n, key.k, key.tile_m, key.tile_n, key.tile_k, key.grid}) mix(std::hash<int64_t>{}(v));
     return h;
   }
@@ -40,7 +40,7 @@ sched::StreamKPlan resolve_streamk_plan_cached(const sched::StreamKModel& model,
   }
   static std::mutex mutex;
   static std::unordered_map<AutoPlanKey, sched::StreamKPlan, AutoPlanKeyHash> plans;
-  const AutoPlanKey key{model.a, model.b, model.c, model.d, model.e, m, n, k, tile_m, tile_n, tile_k, grid, may_separate};
+  const AutoPlanKey key{model.a, model.b, model.c, model.d, model.e, model.f, m, n, k, tile_m, tile_n, tile_k, grid, may_separate};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     const auto it = plans.find(key);

@@ -112,7 +112,8 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
 // per tile, workspace slots, decomposition, segment (K order), the segment's run in the fixup's
 // FixupTree (with the separate fixup: its part, SeparateFixup), partials read one after another
 // by the tile's fixup (0: not cut), 1 where the separate kernel sums the tile, the busiest CTA's
-// iterations as the model counts them (sched::model_iters_per_cta)). `separate_fixup`: whether the
+// iterations as the model counts them (sched::model_iters_per_cta), and the plan's
+// FixupStats::extra_partials and stream_k_cut (the model's e and f terms)). `separate_fixup`: whether the
 // plan may use the separate fixup kernel, as streamk_mm's does (false: syr2k's).
 at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
                             int64_t tile_k, const std::string& decomposition, int64_t splits,
@@ -125,6 +126,7 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
       sched::resolve_streamk_plan(streamk_model_from_env(sched::StreamKModel{}), d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid,
                                   separate_fixup);
   std::vector<std::vector<int64_t>> rows;
+  const sched::FixupStats stats = plan.fixup_stats();
   for (int64_t cta = 0; cta < plan.grid; ++cta) {
     sched::StreamKCursor cursor = plan.begin(cta);
     sched::StreamKWorkUnit u;
@@ -136,10 +138,11 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
       rows.push_back({cta, u.tile, u.k_begin, u.k_end, u.k_begin == 0 ? 1 : 0, u.slot, segments - 1,
                       segments > 1 ? plan.segment_slot(u.tile, 0) : -1, plan.iters_per_tile,
                       plan.workspace_slots(), static_cast<int64_t>(plan.decomposition), u.segment, run,
-                      plan.fixup_serial_reads(u.tile), separate ? 1 : 0, sched::model_iters_per_cta(plan)});
+                      plan.fixup_serial_reads(u.tile), separate ? 1 : 0, sched::model_iters_per_cta(plan),
+                      stats.extra_partials, stats.stream_k_cut ? 1 : 0});
     }
   }
-  return rows_to_tensor(rows, 16);
+  return rows_to_tensor(rows, 18);
 }
 
 // The planner's choice, as text: the simplified shape, the kernel, and for a box its axes

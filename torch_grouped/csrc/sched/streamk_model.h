@@ -1,6 +1,6 @@
 // The Stream-K paper's analytical model of a CTA's running time, used by `auto` to pick the
 // decomposition and grid:  time(g) = a + b·[peers > 1] + c·iters_per_cta(g) + d·(reads − 1)
-// + e·(workspace MB),
+// + e·[a Stream-K tile is cut] + f·(extra partial MB),
 // peers being the most segments a tile is cut into and reads the partials that the fixup's
 // slowest path reads one after another (StreamKPlan::fixup_serial_reads: peers itself up to 8
 // peers; beyond, about 2·sqrt(peers) where the fixup sums in two levels, 2 where the separate
@@ -9,11 +9,13 @@
 //   b: cost of having to fix up at all (workspace write, flag wait)
 //   c: cost of one MAC-loop iteration
 //   d: cost per partial read by the fixup
-//   e: cost per MB of fp32 partial-tile workspace the plan reserves (StreamKPlan::workspace_slots:
-//      the split-K slices, or two slots per Stream-K CTA). Not in the paper: with a-d alone the
-//      picks were 1.045x the best measured configuration (leave-one-shape-out over session 6's
-//      sweep of 26 shapes), Stream-K on all 132 SMs taken where split-K or a smaller grid was
-//      up to 1.42x faster (512 x 1024 x 32768); with e, 1.012x (session 10, offline).
+//   e: cost of cutting Stream-K tiles rather than only split-K slices (1408² x 8192 cut the same
+//      way, every tile in two halves: 69.7 µs as Stream-K, 58.7 µs as split-K, H100, session 6)
+//   f: cost per MB of fp32 partial tiles stored beyond one per cut tile (FixupStats::extra_partials)
+// e and f are not in the paper: with a-d alone the picks were 1.045x the best measured
+// configuration (leave-one-shape-out over session 6's sweep of 26 shapes), Stream-K on all 132
+// SMs taken where split-K or a smaller grid was up to 1.42x faster (512 x 1024 x 32768); with
+// e and f, 1.007x (session 10, offline; benchmarks/NOTES.md).
 // The constants are fitted per GPU model by benchmarks/calibrate_streamk.py; the defaults below
 // are in units of one MAC iteration and are only a starting point for unknown GPUs.
 #pragma once
@@ -28,11 +30,12 @@ struct StreamKModel {
   double c = 1.0;
   double d = 1.5;
   double e = 0.0;
+  double f = 0.0;
 };
 
-// The fp32 workspace `plan` reserves for partial tiles of `tile_elements` elements, in MB.
-inline double workspace_mb(const StreamKPlan& plan, int64_t tile_elements) {
-  return static_cast<double>(plan.workspace_slots()) * static_cast<double>(tile_elements) * 4.0 / (1 << 20);
+// The fp32 partial tiles of `tile_elements` elements that `stats` counts beyond one per cut tile, in MB.
+inline double extra_partials_mb(const FixupStats& stats, int64_t tile_elements) {
+  return static_cast<double>(stats.extra_partials) * static_cast<double>(tile_elements) * 4.0 / (1 << 20);
 }
 
 // The MAC-loop iterations of the busiest CTA as the model counts them: the Stream-K share (ranges
@@ -52,7 +55,8 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan,
   const int64_t reads = max64(stats.max_serial_reads, 1);  // 1 when no tile is cut: no term
   const double fixup = peers > 1 ? 1.0 : 0.0;
   return model.a + model.b * fixup + model.c * static_cast<double>(iters_per_cta) +
-         model.d * static_cast<double>(reads - 1) + model.e * workspace_mb(plan, tile_elements);
+         model.d * static_cast<double>(reads - 1) + model.e * (stats.stream_k_cut ? 1.0 : 0.0) +
+         model.f * extra_partials_mb(stats, tile_elements);
 }
 
 // `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter

@@ -115,6 +115,10 @@ struct SeparateFixup {
 struct FixupStats {
   int64_t max_segments = 1;    // the most segments a tile is cut into
   int64_t max_serial_reads = 0;  // the most StreamKPlan::serial_reads of a cut tile (0: none is cut)
+  // Partial tiles beyond one per cut tile: segments − 1 each, or all of them where the separate
+  // kernel sums (every segment stores its partial; the one that finishes the tile would not need to)
+  int64_t extra_partials = 0;
+  bool stream_k_cut = false;   // a Stream-K tile is cut (not only split-K slices)
 };
 
 struct StreamKCursor {
@@ -224,12 +228,13 @@ struct StreamKPlan {
   // first iteration), and the range starts increase with the CTA.
   FixupStats fixup_stats() const {
     FixupStats s;
-    auto count_in = [&](int64_t segments) {
+    auto count_in = [&](int64_t segments, int64_t tiles_cut) {
       s.max_segments = max64(s.max_segments, segments);
       s.max_serial_reads = max64(s.max_serial_reads, serial_reads(segments));
+      if (segments > 1) s.extra_partials += tiles_cut * (separate_fixup ? segments : segments - 1);
     };
     if (sk_tiles == 0) {
-      count_in(splits);
+      count_in(splits, tiles());
       return s;
     }
     int64_t tile = -1, starts = 0;  // the tile of the current run of inner range starts
@@ -237,12 +242,13 @@ struct StreamKPlan {
       const int64_t start = sk_begin(c);
       if (start % iters_per_tile == 0) continue;  // starts a tile: cuts none
       if (start / iters_per_tile != tile) {
-        if (starts > 0) count_in(starts + 1);
+        if (starts > 0) count_in(starts + 1, 1);
         tile = start / iters_per_tile, starts = 0;
       }
       ++starts;
+      s.stream_k_cut = true;
     }
-    if (starts > 0) count_in(starts + 1);
+    if (starts > 0) count_in(starts + 1, 1);
     return s;
   }
   int64_t max_segments() const { return fixup_stats().max_segments; }
