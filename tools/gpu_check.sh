@@ -8,7 +8,8 @@
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default $DEFAULT_SANITIZE below,
 #              made of the SANITIZE_AREAS given: layout rank2k streamk grouped),
 #              RACECHECK (the expression for racecheck, default $SANITIZE or else $DEFAULT_RACECHECK),
-#              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1.
+#              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1,
+#              SWEEP (sections of tools/sweep_tiles.py to run last, e.g. wgrad; SWEEP_TIMEOUT s, default 200).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
@@ -95,5 +96,12 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   step "benchmarks"
   python3 benchmarks/run.py --device cuda --ops "${BENCH_OPS:-grouped_mm,gemm,syr2k,streamk_mm,layout}" --out /tmp/bench 2>&1 | grep -v "it/s\]$"
   cp /tmp/bench/results.json "$OUT/" && tar -C /tmp/bench -cf "$OUT/plots.tar" $(cd /tmp/bench && ls *.png)
+fi
+if [ -n "${SWEEP:-}" ]; then
+  # Under a time limit: a kernel that hangs cannot be interrupted from Python (session 10's
+  # unordered ping-pong kernel took two whole calls), and unbuffered, so the cases done still show.
+  step "tools/sweep_tiles.py $SWEEP (at most ${SWEEP_TIMEOUT:-200} s)"
+  timeout ${SWEEP_TIMEOUT:-200} python3 tools/sweep_tiles.py $SWEEP 2>&1 | grep -v "it/s\]$"
+  echo "sweep exit code: ${PIPESTATUS[0]}"
 fi
 step "done"
