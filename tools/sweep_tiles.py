@@ -3,7 +3,7 @@
 cases under every decomposition (TORCH_GROUPED_SYR2K_DECOMPOSITION), beside the choice the
 heuristics make: how much the host heuristics leave on the table; and streamk_mm with and without
 its TMA-store epilogue (TORCH_GROUPED_TMA_STORE), and grouped_mm's K-grouped form (the MoE weight
-gradients) under its tiles, TMA stores and panels.
+gradients) under its clustered and ping-pong kernels and panel widths.
     PYTHONPATH=$PWD:benchmarks python3 tools/sweep_tiles.py [section ...]
 Sections: grouped_mm, wgrad, gemm, syr2k, streamk_mm (default: all)."""
 import os

@@ -38,9 +38,10 @@ using kernels::kStreamKTileM;
 sched::StreamKModel model_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  sched::StreamKModel fitted{};
   for (const auto& c : sched::kStreamKCalibrations)
-    if (std::strcmp(c.device_name, prop.name) == 0) return streamk_model_from_env(c.model);
-  return streamk_model_from_env(sched::StreamKModel{});
+    if (std::strcmp(c.device_name, prop.name) == 0) fitted = c.model;
+  return streamk_model_from_env(fitted);
 }
 
 }  // namespace

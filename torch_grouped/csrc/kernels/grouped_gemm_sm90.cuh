@@ -492,7 +492,7 @@ __device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coo
     cute::tma_store_fence();  // the generic-proxy writes, visible to the TMA engine
     cutlass::arch::NamedBarrier::sync(128, barrier);
     if (issuer) {
-      cute::SM90_TMA_STORE_3D::copy(map, buffer, int32_t(col0 + chunk * W), int32_t(row0 + 64 * warpgroup), batch);
+      cute::SM90_TMA_STORE_3D::copy(map, buffer, int32_t(col0 + chunk * W), int32_t(row0 + Cfg::first_row(warpgroup)), batch);
       cute::tma_store_arrive();
     }
   });
@@ -633,7 +633,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       // group's rows, so a warpgroup's 64 rows go through TMA only when they lie inside the group.
       // (RaggedN, whose column groups a box would cross, and RaggedK never run this variant.)
       const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List;
-      if (exact || (p.form == GroupedForm::RaggedM && row0 + 64 * (warpgroup + 1) <= q.m)) {
+      if (exact || (p.form == GroupedForm::RaggedM && row0 + Cfg::first_row(warpgroup) + 64 <= q.m)) {
         // The problem's place in its output map (derived here rather than carried by every
         // GroupProblem, which would cost the other kernels registers): a list group has its own
         // map, a batch its coordinate, a row group its first row.
