@@ -34,7 +34,9 @@ def cases():
     yield "gemm seed000 example", lambda: tg.gemm(a3, b3), lambda: [torch.mm(x, y) for x, y in zip(a3, b3)]
     a2, b2 = [rand(128, 1024) for _ in range(64)], [rand(1024, 1024) for _ in range(64)]
     yield "gemm 64x 128x1024x1024", lambda: tg.gemm(a2, b2), lambda: [torch.mm(x, y) for x, y in zip(a2, b2)]
-    for m, n, k in ((708, 830, 140), (704, 832, 144), (1000, 3000, 250), (4000, 300, 5000)):
+    # small corpus shapes: odd sizes (operands copied, element stores) beside aligned ones
+    for m, n, k in ((708, 830, 140), (704, 832, 144), (178, 455, 1095), (176, 456, 1096), (939, 167, 675),
+                    (290, 136, 248), (1000, 3000, 250), (4000, 300, 5000)):
         x, y = rand(m, k), rand(k, n)
         yield f"streamk_mm {m}x{n}x{k}", lambda x=x, y=y: tg.streamk_mm(x, y), lambda x=x, y=y: torch.mm(x, y)
     s, t = [rand(1024, 1024)], [rand(1024, 1024)]

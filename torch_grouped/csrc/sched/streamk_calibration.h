@@ -12,7 +12,7 @@ struct StreamKCalibration {
 };
 
 inline constexpr StreamKCalibration kStreamKCalibrations[] = {
-    {"NVIDIA H100 80GB HBM3", StreamKModel{11.95, 6.43, 0.6447, 4.93}},
+    {"NVIDIA H100 80GB HBM3", StreamKModel{13.17, 0, 0.5812, 2.553, 3.875, 1.474}},
 };
 
 }  // namespace torch_grouped::sched
