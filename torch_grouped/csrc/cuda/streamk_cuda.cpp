@@ -8,10 +8,12 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -79,6 +81,21 @@ int32_t* tile_counters(const at::Device& device, cudaStream_t stream, int64_t co
   return held.back().data_ptr<int32_t>();
 }
 
+// The tile's width: 128 x 256, the most efficient, unless the output is at most 128 wide (half of
+// every 256-wide tile would be padding). TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for
+// the benchmarks' sweeps (whether small problems, whose few wide tiles leave most SMs idle, are
+// better served by narrow ones); unset or empty: the rule above.
+namespace {
+int streamk_tile_n(int64_t n) {
+  const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
+  if (v == nullptr || *v == '\0') return n <= 128 ? 128 : 256;
+  const std::string name(v);
+  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256",
+                    "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
+  return name == "128x128" ? 128 : 256;
+}
+}  // namespace
+
 at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
                            int64_t splits, int64_t grid) {
   bool is_auto = false;
@@ -94,9 +111,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   kernels::GroupedGemmArgs p{};
   std::vector<at::Tensor> keep;
   const bool k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
-  // 128 x 256 tiles, the most efficient, unless the output is at most 128 wide: half of every
-  // 256-wide tile would be padding.
-  const int tile_n = n <= 128 ? 128 : 256;
+  const int tile_n = streamk_tile_n(n);
   const int device = a.get_device();
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
   StagedOperands operands;
