@@ -250,20 +250,22 @@ def test_misaligned_operands_are_copied():
     check(tg.grouped_mm(at, b, offs), reference.grouped_mm(at, b, offs.cpu()), torch.float16)
 
 
-@pytest.mark.parametrize("k, n", [(12, 16), (100, 37), (1000, 131), (7, 5), (517, 300)])
-def test_unaligned_k_and_n(k, n):
-    """Odd K and N, both B layouts, the list API too: pitched copies of the operands, an output
-    whose rows are not 16-byte aligned (element-wise stores at the edges)."""
+@pytest.mark.parametrize("out_dtype", [None, torch.float32])
+@pytest.mark.parametrize("k, n", [(12, 16), (100, 37), (1000, 131), (7, 5), (517, 300), (64, 830)])
+def test_unaligned_k_and_n(k, n, out_dtype):
+    """Odd K and N, both B layouts, the list API too, half and fp32 outputs: pitched copies of the
+    operands, an output whose rows are not 16-byte aligned (staged shifted onto the output's
+    16-byte grid, the partial pieces at the row ends element by element)."""
     offs = torch.tensor([50, 50, 170, 300], dtype=torch.int32, device="cuda")
     a = torch.randn(300, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(4, k, n, device="cuda", dtype=torch.bfloat16)
     torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
-    check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+    check(tg.grouped_mm(a, b, offs, out_dtype=out_dtype), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
     bt = b.transpose(1, 2).contiguous().transpose(1, 2)  # K-major
-    check(tg.grouped_mm(a, bt, offs), reference.grouped_mm(a, bt, offs.cpu()), torch.bfloat16)
+    check(tg.grouped_mm(a, bt, offs, out_dtype=out_dtype), reference.grouped_mm(a, bt, offs.cpu()), torch.bfloat16)
     la = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for m in (1, 130, 64)]
     lb = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for _ in la]
-    for o, r in zip(tg.gemm(la, lb), reference.gemm(la, lb)):
+    for o, r in zip(tg.gemm(la, lb, out_dtype=out_dtype), reference.gemm(la, lb)):
         check(o, r, torch.bfloat16)
 
 

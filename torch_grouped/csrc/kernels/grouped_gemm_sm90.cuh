@@ -399,7 +399,8 @@ enum class Keep { All, Lower, Upper };
 // reads it back by rows, 16 bytes per thread, and writes whole 128-byte row segments with 16-byte
 // stores (element by element where the output's alignment, the problem's edge or `keep` forbids).
 // Rows are padded by 8 elements: the pair writes of a warp (8 rows x 4 pairs, or for fp32 4 rows
-// x 8 pairs per half-warp phase) then fall in distinct banks, and rows stay 16-byte aligned.
+// x 8 pairs per half-warp phase) then fall in distinct banks, rows stay 16-byte aligned, and a row
+// that is not 16-byte aligned in the output has room to be staged shifted (by up to V - 1).
 // Transposed (syr2k's mirror): the tile is stored at (column, row). A chunk of 64 tile columns x
 // the warpgroup's 64 rows is staged transposed, so the buffer has the same shape and the output
 // rows are still written 128 bytes at a time (2-byte outputs only).
@@ -421,49 +422,58 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     if (chunk > 0) cutlass::arch::NamedBarrier::sync(128, barrier);  // the previous chunk is read
     // WGMMA accumulators of a 64 x N warpgroup tile are ((2, 2, N/8)): values 4j .. 4j+3 hold
     // columns 8j .. 8j+7, so a W-column chunk is exactly W/2 consecutive values.
+    // The chunk's first output element of staged row 0, and how far (in elements) staged row rr's
+    // output starts past a 16-byte boundary: rows that are not 16-byte aligned (an odd N) are
+    // staged shifted by that much, so that the staged rows lie on the 16-byte grid of the output
+    // and go out in the same 16-byte pieces as aligned rows (plus the partial pieces at each end).
+    const int64_t base_row = Transposed ? col0 + chunk * W : row0 + Cfg::first_row(warpgroup);
+    const int64_t base_col = Transposed ? row0 + Cfg::first_row(warpgroup) : col0 + chunk * W;
+    const int base_offset = int(reinterpret_cast<uintptr_t>(c + base_row * q.ldc + base_col) % 16);
+    const int row_offset = int((q.ldc * int64_t(sizeof(Out))) % 16);  // what each further row adds
+    auto shift = [&](int rr) { return vector ? 0 : ((base_offset + rr * row_offset) % 16) / int(sizeof(Out)); };
+    // WGMMA accumulators of a 64 x N warpgroup tile are ((2, 2, N/8)): values 4j .. 4j+3 hold
+    // columns 8j .. 8j+7, so a W-column chunk is exactly W/2 consecutive values.
     CUTE_UNROLL
     for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
       const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
       if constexpr (Transposed) {
-        stage[col * P + r] = from_float<Out>(acc(i));
-        stage[(col + 1) * P + r] = from_float<Out>(acc(i + 1));
-      } else {
+        stage[col * P + r + shift(col)] = from_float<Out>(acc(i));
+        stage[(col + 1) * P + r + shift(col + 1)] = from_float<Out>(acc(i + 1));
+      } else if (vector) {
         store_pair(stage + r * P + col, acc(i), acc(i + 1));
+      } else {  // a shifted pair may straddle a word: element by element
+        const int at = r * P + col + shift(r);
+        stage[at] = from_float<Out>(acc(i));
+        stage[at + 1] = from_float<Out>(acc(i + 1));
       }
     }
     cutlass::arch::NamedBarrier::sync(128, barrier);
     if (!vector) {
-      // Rows not 16-byte aligned (an odd N): each row's W elements are written as the aligned
-      // 16-byte pieces of memory they cover (W / V + 1 of them where the row starts off a 16-byte
-      // boundary), each thread gathering a piece's elements from the staged row at the offset the
-      // row's misalignment gives, then storing it whole; the partly covered pieces at either end,
-      // and those the output's edge or `keep` cuts, element by element. (Element stores throughout
-      // took 21 µs of kernel for 704 x 830 x 144 against 11 µs at 704 x 832: H100, session 11.)
+      // Staged row rr holds its output row's W elements from element shift(rr) on, in W / V + 1
+      // pieces of 16 bytes that match aligned 16-byte pieces of the output: the whole ones leave
+      // with one 16-byte store each, the partial ones at either end (and those the output's edge
+      // or `keep` cuts) element by element. (Element stores throughout, and later a gather of
+      // each piece from unshifted rows, issued twice the kernel's instructions: 4096 x 4095 x
+      // 1024 took 86 µs against 53 at N = 4096, 704 x 830 x 144 13.7 against 7.1; H100, session 11.)
       constexpr int Pieces = W / V + 1;
       for (int v = lane_in_wg; v < 64 * Pieces; v += 128) {
-        const int r = v / Pieces, piece = v % Pieces;
-        const int64_t row = Transposed ? col0 + chunk * W + r : row0 + Cfg::first_row(warpgroup) + r;
-        const int64_t col_first = Transposed ? row0 + Cfg::first_row(warpgroup) : col0 + chunk * W;
-        if (row >= rows) continue;
-        Out* segment = c + row * q.ldc + col_first;  // the row's W elements of this chunk
-        const int before = int(reinterpret_cast<uintptr_t>(segment) % 16) / int(sizeof(Out));
-        const int e0 = piece * V - before;  // the piece's first element, as a column of the chunk
-        if (e0 >= W) continue;  // (the last piece of a row that starts on a 16-byte boundary)
-        Out elements[V];
-        CUTE_UNROLL
-        for (int e = 0; e < V; ++e) elements[e] = stage[r * P + cute::max(0, cute::min(W - 1, e0 + e))];
-        const bool whole = e0 >= 0 && e0 + V <= W && col_first + e0 + V <= cols && keep == Keep::All;
-        if (whole) {
-          uint4 x;
-          memcpy(&x, elements, sizeof(x));
-          store_global_16(segment + e0, x);
+        const int rr = v / Pieces, piece = v % Pieces, sh = shift(rr);
+        const int e0 = piece * V - sh;  // the chunk column of the piece's first element
+        const int64_t row = base_row + rr;
+        if (row >= rows || e0 >= W) continue;  // (e0 >= W: the last piece of a row with no shift)
+        Out* dst = c + row * q.ldc + base_col + e0;  // 16-byte aligned
+        const uint4 x = *reinterpret_cast<const uint4*>(stage + rr * P + piece * V);
+        if (e0 >= 0 && e0 + V <= W && base_col + e0 + V <= cols && keep == Keep::All) {
+          store_global_16(dst, x);
           continue;
         }
+        Out elements[V];
+        memcpy(elements, &x, sizeof(x));
         CUTE_UNROLL
         for (int e = 0; e < V; ++e) {
-          const int64_t col = col_first + e0 + e;
+          const int64_t col = base_col + e0 + e;
           const bool kept = keep == Keep::All || (keep == Keep::Lower ? row >= col : row <= col);
-          if (e0 + e >= 0 && e0 + e < W && col < cols && kept) store_global(segment + e0 + e, elements[e]);
+          if (e0 + e >= 0 && e0 + e < W && col < cols && kept) store_global(dst + e, elements[e]);
         }
       }
       return;
