@@ -18,6 +18,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <atomic>
+#include <utility>
 
 #include <cute/arch/copy_sm90_desc.hpp>
 #include <cute/arch/copy_sm90_tma.hpp>
@@ -389,6 +390,18 @@ __device__ __forceinline__ void store_global(Out* dst, Out v) {
   }
 }
 
+// Calls f(std::integral_constant<int, 0>{}) ... f(std::integral_constant<int, N - 1>{}) in place.
+// (cute::for_each is not forced inline: once store_tile's chunk body grew, nvcc made it a call and
+// passed the accumulators through 880 bytes of local memory.)
+template <class F, int... I>
+__device__ __forceinline__ void for_each_index_impl(F& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+__device__ __forceinline__ void for_each_index(F&& f) {
+  for_each_index_impl(f, std::make_integer_sequence<int, N>{});
+}
+
 // Which elements of a tile a store writes: all those inside the problem, or (a diagonal tile of
 // syr2k) only those on one side of the diagonal, in output coordinates.
 enum class Keep { All, Lower, Upper };
@@ -417,11 +430,9 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
   const int barrier = 1 + warpgroup;  // named barrier of this warpgroup (0 is __syncthreads)
   const int lane_in_wg = thread % 128;
   // The chunk index must be a compile-time constant: it selects accumulator registers.
-  cute::for_each(cute::make_int_sequence<Cfg::BN / W>{}, [&](auto chunk_c) {
+  for_each_index<Cfg::BN / W>([&](auto chunk_c) __attribute__((always_inline)) {
     constexpr int chunk = decltype(chunk_c)::value;
     if (chunk > 0) cutlass::arch::NamedBarrier::sync(128, barrier);  // the previous chunk is read
-    // WGMMA accumulators of a 64 x N warpgroup tile are ((2, 2, N/8)): values 4j .. 4j+3 hold
-    // columns 8j .. 8j+7, so a W-column chunk is exactly W/2 consecutive values.
     // The chunk's first output element of staged row 0, and how far (in elements) staged row rr's
     // output starts past a 16-byte boundary: rows that are not 16-byte aligned (an odd N) are
     // staged shifted by that much, so that the staged rows lie on the 16-byte grid of the output
@@ -447,12 +458,30 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
         stage[at + 1] = from_float<Out>(acc(i + 1));
       }
     }
+    // A shifted row's last 16-byte piece reaches into the next chunk: its first columns (one group
+    // of 8, as many as fit the piece) are staged too, so that the piece leaves whole and the next
+    // chunk skips it. Only a tile's outer edges then write partial 16-byte pieces, whose sectors
+    // the L2 must merge (partial writes cost far more than their bytes: 4096 x 4095 x 1024 took
+    // 86 µs against 53 at N = 4096 with two partial pieces per 128-byte row segment; session 11).
+    constexpr bool Carry = !Transposed;  // (a mirrored row continues in the other warpgroup)
+    constexpr int Last = Cfg::BN / W - 1;
+    if constexpr (Carry && chunk < Last) {
+      if (!vector) {
+        for_each_index<2>([&](auto pair_c) __attribute__((always_inline)) {  // (compile-time indices)
+          constexpr int i = (chunk + 1) * W / 2 + 2 * decltype(pair_c)::value;
+          const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
+          const int at = col + shift(r);  // W .. W + 7 + shift: in the piece when below W + V
+          if (at < W + V) stage[r * P + at] = from_float<Out>(acc(i));
+          if (at + 1 < W + V) stage[r * P + at + 1] = from_float<Out>(acc(i + 1));
+        });
+      }
+    }
     cutlass::arch::NamedBarrier::sync(128, barrier);
     if (!vector) {
       // Staged row rr holds its output row's W elements from element shift(rr) on, in W / V + 1
       // pieces of 16 bytes that match aligned 16-byte pieces of the output: the whole ones leave
-      // with one 16-byte store each, the partial ones at either end (and those the output's edge
-      // or `keep` cuts) element by element. (Element stores throughout, and later a gather of
+      // with one 16-byte store each, the partial ones at the tile's edges (and those the output's
+      // edge or `keep` cuts) element by element. (Element stores throughout, and later a gather of
       // each piece from unshifted rows, issued twice the kernel's instructions: 4096 x 4095 x
       // 1024 took 86 µs against 53 at N = 4096, 704 x 830 x 144 13.7 against 7.1; H100, session 11.)
       constexpr int Pieces = W / V + 1;
@@ -460,10 +489,13 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
         const int rr = v / Pieces, piece = v % Pieces, sh = shift(rr);
         const int e0 = piece * V - sh;  // the chunk column of the piece's first element
         const int64_t row = base_row + rr;
-        if (row >= rows || e0 >= W) continue;  // (e0 >= W: the last piece of a row with no shift)
+        // the chunk columns staged for this store: into the next chunk's where a piece reaches it
+        const int hi = Carry && chunk < Last && sh > 0 ? W + V - sh : W;
+        if (row >= rows || e0 >= hi) continue;  // (e0 >= hi: the last piece of a row with no shift)
+        if (Carry && chunk > 0 && sh > 0 && piece == 0) continue;  // left with the previous chunk
         Out* dst = c + row * q.ldc + base_col + e0;  // 16-byte aligned
         const uint4 x = *reinterpret_cast<const uint4*>(stage + rr * P + piece * V);
-        if (e0 >= 0 && e0 + V <= W && base_col + e0 + V <= cols && keep == Keep::All) {
+        if (e0 >= 0 && e0 + V <= hi && base_col + e0 + V <= cols && keep == Keep::All) {
           store_global_16(dst, x);
           continue;
         }
@@ -473,7 +505,7 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
         for (int e = 0; e < V; ++e) {
           const int64_t col = base_col + e0 + e;
           const bool kept = keep == Keep::All || (keep == Keep::Lower ? row >= col : row <= col);
-          if (e0 + e >= 0 && e0 + e < W && col < cols && kept) store_global(dst + e, elements[e]);
+          if (e0 + e >= 0 && e0 + e < hi && col < cols && kept) store_global(dst + e, elements[e]);
         }
       }
       return;
