@@ -68,9 +68,9 @@ def kernels_launched(fn):
 
 
 def matmul_configs(names):
-    """The (cluster size, TMA-store epilogue, A K-major, ping-pong) of every grouped GEMM kernel
-    configuration among kernel names: the last four template arguments of GroupedGemmConfig."""
+    """The (cluster size, TMA-store epilogue, A K-major) of every grouped GEMM kernel
+    configuration among kernel names: the last three template arguments of GroupedGemmConfig."""
     flag = "(true|false)"
-    found = (re.search(rf"GroupedGemmConfig<[^<>]*, (\d+), {flag}, {flag}, {flag}>", n) for n in names)
-    return {(int(m.group(1)), *(m.group(i) == "true" for i in (2, 3, 4))) for m in found if m}
+    found = (re.search(rf"GroupedGemmConfig<[^<>]*, (\d+), {flag}, {flag}>", n) for n in names)
+    return {(int(m.group(1)), *(m.group(i) == "true" for i in (2, 3))) for m in found if m}
 

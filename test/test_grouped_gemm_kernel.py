@@ -165,7 +165,7 @@ def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_CLUSTER", "1")
     out = []
     names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs)))
-    assert matmul_configs(names) == {(2, False, True, False)}, names
+    assert matmul_configs(names) == {(2, False, True)}, names
     assert torch.equal(plain, out[0])
 
 
@@ -177,7 +177,7 @@ def test_tma_store_takes_its_kernel(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
 
     def variant(fn):
-        return {"true" if tma else "false" for _, tma, _, _ in matmul_configs(kernels_launched(fn))}
+        return {"true" if tma else "false" for _, tma, _ in matmul_configs(kernels_launched(fn))}
 
     a = torch.randn(600, 256, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(3, 256, 512, device="cuda", dtype=torch.bfloat16)
@@ -404,13 +404,12 @@ def test_k_grouped(dtype, a_m_major, b_n_major, ends):
     check(out16, reference.grouped_mm(a, b, offs), dtype)
 
 
-@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256c2", "64x256"])
+@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256c2"])
 @pytest.mark.parametrize("dtype", HALF)
 def test_k_grouped_tiles(tile, dtype, monkeypatch):
     """Every K-grouped kernel on groups of many K blocks that start and end anywhere, output tiles
     cut by M and N on both sides (M = 300, N = 520; the clustered kernel's second pair tile has
-    one CTA half inside M and one wholly past it, which still multicasts its half of B; the
-    ping-pong kernel's warpgroups skip each other's stages, some of them empty groups'), empty
+    one CTA half inside M and one wholly past it, which still multicasts its half of B), empty
     groups between and at the ends, in the input dtype and in fp32."""
     force_tile(monkeypatch, tile)
     g = torch.Generator().manual_seed(17)
@@ -424,14 +423,12 @@ def test_k_grouped_tiles(tile, dtype, monkeypatch):
         assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
 
 
-@pytest.mark.parametrize("tile", ["128x256", "128x256c2", "64x256"])
+@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256c2"])
 def test_k_grouped_many_tiles_per_cta(tile, monkeypatch):
     """More tiles than CTAs, groups of more K blocks than the pipeline has stages (0, 11, 1, 21,
-    0, 18 of 64): with 64x256 tiles (384 on an H100's 132 CTAs) every CTA walks two or three,
-    so the ping-pong kernel's second warpgroup always works, in CTAs 64-119 skipping 11 K blocks
-    of the first's, more than the 5 stages: where the unordered first version took another
-    fill of its first stage for its own and hung. 128x256 (192 tiles) and the clustered kernel
-    (96 pair tiles) give some CTAs two."""
+    0, 18 of 64): 128x128 tiles (384 on an H100's 132 CTAs) give every CTA two or three,
+    128x256 (192 tiles) and the clustered kernel (96 pair tiles) some CTAs two, so the pipeline's
+    stages wrap within and across tiles of different depths."""
     force_tile(monkeypatch, tile)
     g = torch.Generator().manual_seed(23)
     ends = [0, 700, 701, 2000, 2000, 3100]
@@ -451,15 +448,15 @@ def test_k_grouped_takes_its_kernel():
     dy = torch.randn(2000, 384, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
     names = kernels_launched(lambda: tg.grouped_mm(x.T, dy, offs))
-    assert matmul_configs(names) == {(1, False, False, False)}, names
+    assert matmul_configs(names) == {(1, False, False)}, names
     assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
 
 
-@pytest.mark.parametrize("tile, config", [("128x256c2", (2, False, False, False)), ("64x256", (1, False, False, True))])
+@pytest.mark.parametrize("tile, config", [("128x256c2", (2, False, False)), ("128x128", (1, False, False))])
 @pytest.mark.parametrize("n", [520, 517])
 def test_k_grouped_forced_tile_takes_its_kernel(tile, config, n, monkeypatch):
-    """TORCH_GROUPED_TILE=128x256c2 takes the K-grouped kernel in 2 x 1 clusters, 64x256 the
-    ping-pong one, whatever N's alignment; TORCH_GROUPED_TMA_STORE=1 (a forward-pass knob)
+    """TORCH_GROUPED_TILE=128x256c2 takes the K-grouped kernel in 2 x 1 clusters, 128x128 the
+    narrow one, whatever N's alignment; TORCH_GROUPED_TMA_STORE=1 (a forward-pass knob)
     changes nothing here: the K-grouped kernels store through the threads."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
@@ -484,7 +481,7 @@ def test_k_grouped_forced_tile_it_lacks(tile, monkeypatch):
     offs = torch.tensor([50, 100], dtype=torch.int32, device="cuda")
     check(tg.grouped_mm(a, b, offs), reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
     monkeypatch.setenv("TORCH_GROUPED_TILE", "256x256")
-    with pytest.raises(ValueError, match="TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128, 128x256c2, 64x256; got .256x256."):
+    with pytest.raises(ValueError, match="TORCH_GROUPED_TILE must be one of 128x256, 128x128, 64x128, 128x256c2; got .256x256."):
         tg.grouped_mm(a, b, offs)
 
 
@@ -507,10 +504,10 @@ def test_k_grouped_all_empty_and_invalid_offsets():
     check(bad, expected, torch.bfloat16)
 
 
-@pytest.mark.parametrize("tile", ["", "128x256c2", "64x256"])
+@pytest.mark.parametrize("tile", ["", "128x256c2", "128x128"])
 def test_k_grouped_in_a_cuda_graph(tile, monkeypatch):
     """The weight gradient captured once and replayed with new routing in the same offs, by the
-    model's kernel, the clustered one and the ping-pong one."""
+    model's kernel, the clustered one and the narrow one."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
     torch.manual_seed(7)
     x = torch.randn(1500, 192, device="cuda", dtype=torch.bfloat16)

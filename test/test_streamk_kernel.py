@@ -197,7 +197,7 @@ def test_tma_store_takes_its_kernel(monkeypatch):
         out = []
         names = kernels_launched(lambda: out.append(tg.streamk_mm(a, b, decomposition="data_parallel")))
         check(out[0], a, b)
-        return {tma for _, tma, _, _ in matmul_configs(names)}
+        return {tma for _, tma, _ in matmul_configs(names)}
 
     assert tma_stores(1024) == {True}
     assert tma_stores(1001) == {False}

@@ -56,7 +56,7 @@ std::string tile_name(const TileOption& t) {
 // sweeps; unset or empty: the model, whose 128 x 256 becomes the clustered kernel under
 // TORCH_GROUPED_CLUSTER=1 (sched::kClusterTile says why that is not the default yet). `options`:
 // the tiles the call's kernels exist with; a forced tile they lack (the K-grouped form has no
-// 64 x 128 kernel, the others no 64 x 256) leaves the choice to the model, so that a knob set for
+// 64 x 128 kernel) leaves the choice to the model, so that a knob set for
 // the forward pass does not break the weight gradient; a name that is no tile at all is an error.
 template <class ModelFn>
 const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched::kTileOptions) {
@@ -115,7 +115,7 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
       [&]() -> const TileOption& {
         return sched::choose_uniform_tile(std::max<int64_t>(k / groups, 1), multiprocessor_count(device),
                                           [&](const TileOption& t) { return tiles(t); },
-                                          sched::TileOptions(sched::kKGroupedTileOptions, sched::kKGroupedModelTiles));
+                                          sched::kKGroupedTileOptions);
       },
       sched::kKGroupedTileOptions);
   const kernels::GroupedGemmKernel kernel = kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.m, tile.n, tile.cluster_m);

@@ -38,8 +38,6 @@ TG_DECLARE(grouped_gemm_f16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x256_kgrouped)
 TG_DECLARE(grouped_gemm_bf16_128x256c2_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x256c2_kgrouped)
-TG_DECLARE(grouped_gemm_bf16_64x256p_kgrouped)
-TG_DECLARE(grouped_gemm_f16_64x256p_kgrouped)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
@@ -98,7 +96,7 @@ GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int 
   GroupedGemmKernel{grouped_gemm_##P##_##NAME##_kgrouped, M, N, C, grouped_gemm_##P##_##NAME##_kgrouped_resident, false}
 #define TG_K_GROUPED_TABLE(P)                                                                   \
   {TG_K_GROUPED(P, 128, 128, 1, 128x128), TG_K_GROUPED(P, 128, 256, 1, 128x256),               \
-   TG_K_GROUPED(P, 128, 256, 2, 128x256c2), TG_K_GROUPED(P, 64, 256, 1, 64x256p)}
+   TG_K_GROUPED(P, 128, 256, 2, 128x256c2)}
   static const GroupedGemmKernel bf16[] = TG_K_GROUPED_TABLE(bf16), f16[] = TG_K_GROUPED_TABLE(f16);
 #undef TG_K_GROUPED_TABLE
 #undef TG_K_GROUPED

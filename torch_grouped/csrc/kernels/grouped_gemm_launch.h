@@ -30,8 +30,8 @@ struct GroupedGemmKernel {
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1,
                                       bool tma_store = false);
 
-// The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128x128, 128x256 or 64x256
-// (ping-pong) tiles, A M-major, B N-major; cluster_m = 2 (128x256 only): in 2 x 1 clusters that multicast B.
+// The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128x128 or 128x256 tiles,
+// A M-major, B N-major; cluster_m = 2 (128x256 only): in 2 x 1 clusters that multicast B.
 GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);
 
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of

@@ -5,8 +5,7 @@
 //                         stage, then issues the TMA loads of the A and B tiles into it
 //   warpgroups 1..BM/64   consumers: each owns 64 rows of the BM x BN tile, waits for a full
 //                         stage, runs WGMMA on it (fp32 accumulators in registers), releases it,
-//                         and after the last K block converts and stores its rows (ping-pong
-//                         configurations: two consumers, each a whole 64-row tile, in turn)
+//                         and after the last K block converts and stores its rows
 //
 // Every warp walks the same tile sequence (CTA b takes linear tiles b, b + grid, ...) through the
 // shared scheduler of csrc/sched/: the warp-parallel visitor for sizes that live on the device, or
@@ -47,20 +46,8 @@ namespace torch_grouped::kernels {
 //            (linear tile t is the Rank2K walk's tile t; both passes are the tile's iterations)
 enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
 
-// Consumers that share each tile take no turns: the stand-in for the ping-pong kernels' order
-// barrier (cutlass::OrderedSequenceBarrier), with its interface.
-struct NoMathOrder {
-  struct SharedStorage {};
-  struct Params {
-    uint32_t group_id, group_size;
-  };
-  __device__ NoMathOrder(SharedStorage&, const Params&) {}
-  __device__ void wait() {}
-  __device__ void arrive() {}
-};
-
 template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1,
-          bool TmaStore_ = false, bool AKMajor_ = true, bool PingPong_ = false>
+          bool TmaStore_ = false, bool AKMajor_ = true>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
@@ -82,27 +69,16 @@ struct GroupedGemmConfig {
   static constexpr bool AKMajor = AKMajor_;
   static_assert(AKMajor || (Mode_ == KernelMode::Grouped && !BKMajor_ && !TmaStore_),
                 "A M-major: the K-grouped form's grouped walk, B N-major, stores by the threads");
-  // Ping-pong: two consumer warpgroups that take the CTA's 64-row tiles in turn (even and odd
-  // steps of its walk), each a whole tile, so that one's epilogue runs beside the other's WGMMAs
-  // (with about 256 of K per group, a weight gradient's output takes as long to store as its
-  // MMAs take to compute; session 10). Otherwise the consumers share each tile, 64 rows each.
-  static constexpr bool PingPong = PingPong_;
-  static_assert(!PingPong || (BM == 64 && Mode_ == KernelMode::Grouped && ClusterM_ == 1 && !TmaStore_),
-                "ping-pong: 64-row tiles of the grouped walk, no clusters, stores by the threads");
-  static constexpr int Consumers = PingPong ? 2 : BM / 64;  // consumer warpgroups
-  static constexpr int ConsumersPerTile = PingPong ? 1 : Consumers;
-  // Ping-pong: the two warpgroups run their K loops in turn. A warpgroup skips the other's stages
-  // (advancing its pipeline state past them), and a stage's full barrier tells its phase only by
-  // parity: had the other not yet waited on all of its stages, this one could take one of the
-  // other's fills for its own, a whole number of phases early. Its epilogue still runs beside the
-  // other's K loop.
-  using MathOrder = cute::conditional_t<PingPong, cutlass::OrderedSequenceBarrier<1, 2>, NoMathOrder>;
+  // The consumers share each tile, 64 rows each. (A ping-pong form, two warpgroups taking 64 x 256
+  // tiles in turn so that one's epilogue ran beside the other's WGMMAs, was 20-72% slower on the
+  // MoE weight gradients: 67% more operand traffic per FLOP; H100, session 11.)
+  static constexpr int Consumers = BM / 64;  // consumer warpgroups
   static constexpr int Threads = 128 * (Consumers + 1);
   // One consumer warpgroup: two CTAs share an SM, so that one's epilogue overlaps the other's
   // WGMMAs (the poor man's ping-pong). Registers: the producer gives its share to the consumers.
   static constexpr int CtasPerSm = Consumers == 1 ? 2 : 1;
   // The first of the tile's rows that consumer warpgroup `warpgroup` holds.
-  static __device__ __forceinline__ int first_row(int warpgroup) { return PingPong ? 0 : 64 * warpgroup; }
+  static __device__ __forceinline__ int first_row(int warpgroup) { return 64 * warpgroup; }
   static constexpr int ProducerRegs = 40;
   static constexpr int ConsumerRegs = CtasPerSm == 2 ? 216 : 232;
   // 128-byte swizzle: a K-major row of BK = 64 half-precision elements is exactly one 128 B line,
@@ -138,7 +114,7 @@ struct GroupedGemmConfig {
                                                     AKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN,
                                                     BKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN>());
   using TiledMma =
-      decltype(cute::make_tiled_mma(MmaOp{}, cute::Layout<cute::Shape<cute::Int<ConsumersPerTile>, cute::_1, cute::_1>>{}));
+      decltype(cute::make_tiled_mma(MmaOp{}, cute::Layout<cute::Shape<cute::Int<Consumers>, cute::_1, cute::_1>>{}));
   using Pipeline = cutlass::PipelineTmaAsync<Stages>;
 
   struct alignas(1024) SharedStorage {
@@ -146,7 +122,6 @@ struct GroupedGemmConfig {
     alignas(1024) T b[Stages * BN * BK];
     alignas(1024) float epilogue[Consumers][EpilogueWarpgroupBytes / 4];
     typename Pipeline::SharedStorage pipeline;
-    typename MathOrder::SharedStorage math_order;
     int fixup_last[Consumers];  // Stream-K: streamk_fixup.cuh
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
@@ -636,11 +611,10 @@ __device__ __forceinline__ void release_stage(typename Cfg::Pipeline& pipeline, 
 
 template <class Cfg>
 __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
-                                        typename Cfg::SharedStorage& smem, typename Cfg::MathOrder& order,
-                                        int thread) {
+                                        typename Cfg::SharedStorage& smem, int thread) {
   using namespace cute;
   typename Cfg::TiledMma mma;
-  auto thr = mma.get_thread_slice(Cfg::PingPong ? thread % 128 : thread);
+  auto thr = mma.get_thread_slice(thread);
   Tensor sA = make_tensor(make_smem_ptr(smem.a), typename Cfg::SmemLayoutA{});
   Tensor sB = make_tensor(make_smem_ptr(smem.b), typename Cfg::SmemLayoutB{});
   Tensor tCrA = thr.make_fragment_A(thr.partition_A(sA));  // WGMMA descriptors per (k, stage)
@@ -653,20 +627,12 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   WorkUnit u;
   const int warpgroup = thread / 128;
   int32_t c_acquired = -1;  // TMA-store kernels, list form: the group whose output map this warpgroup acquired
-  for (int64_t step = 0; units.next(u); ++step) {
+  while (units.next(u)) {
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
-    if constexpr (Cfg::PingPong) {
-      // The other warpgroup's tile: its stages come next in the pipeline, skipped here.
-      if (step % 2 != warpgroup) {
-        state.advance(uint32_t(kblocks));
-        continue;
-      }
-    }
     if (kblocks == 0) clear(acc);
     mma.accumulate_ = GMMA::ScaleOut::Zero;
     auto previous = state;
-    order.wait();  // ping-pong: the other warpgroup has passed the waits of its K loop
     for (int32_t kb = 0; kb < kblocks; ++kb) {
       pipeline.consumer_wait(state);
       warpgroup_fence_operand(acc);
@@ -684,7 +650,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       previous = state;
       ++state;
     }
-    order.arrive();
     warpgroup_wait<0>();
     if (kblocks > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
 
@@ -759,12 +724,10 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
 
   typename Cfg::Pipeline::Params params;
   params.transaction_bytes = Cfg::StageBytes;
-  params.num_consumers = 128 * Cfg::ConsumersPerTile;  // the threads that release each stage
+  params.num_consumers = 128 * Cfg::Consumers;  // the threads that release each stage
   params.role = warpgroup == 0 ? Cfg::Pipeline::ThreadCategory::Producer : Cfg::Pipeline::ThreadCategory::Consumer;
   params.is_leader = threadIdx.x == 0;
   typename Cfg::Pipeline pipeline(smem.pipeline, params, typename Cfg::ClusterShape{});
-  // Ping-pong: consumer warpgroup 1 runs its K loop first (group 0 of the order), then 2, ...
-  typename Cfg::MathOrder order(smem.math_order, {uint32_t(warpgroup > 1 ? 1 : 0), 128u});
   // Barriers initialised before anyone waits on them (or, in a cluster, signals them remotely).
   if constexpr (Cfg::ClusterM > 1) {
     cute::cluster_arrive_relaxed();
@@ -784,7 +747,7 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
     }
   } else {
     cutlass::arch::warpgroup_reg_alloc<Cfg::ConsumerRegs>();
-    consume<Cfg>(p, pipeline, smem, order, threadIdx.x - 128);
+    consume<Cfg>(p, pipeline, smem, threadIdx.x - 128);
   }
 #endif
 }
@@ -858,30 +821,26 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file), and
 // `NAME_resident` (resident_grouped_gemm_ctas). MODE is Grouped, Rank2K, StreamK or Rank2KStreamK;
 // the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters, the _TMA_STORE form stores
-// through store_tile_tma (args.c_map), AKMAJOR false reads A M-major, PINGPONG gives the CTA's
-// tiles to its two consumer warpgroups in turn.
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR, PINGPONG) \
+// through store_tile_tma (args.c_map), AKMAJOR false reads A M-major.
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR) \
   namespace torch_grouped::kernels {                                                                          \
-  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR, PINGPONG>; \
+  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR>; \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                     \
     launch_grouped_gemm<NAME##_config>(args, grid, stream);                                                   \
   }                                                                                                           \
   int NAME##_resident(int device) { return resident_grouped_gemm_ctas<NAME##_config>(device); }              \
   }
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true)
 // The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK), stores by the
-// threads, in CLUSTER_M x 1 clusters that multicast B; _PINGPONG: 64-row tiles, two consumer
-// warpgroups taking them in turn.
+// threads, in CLUSTER_M x 1 clusters that multicast B.
 #define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false, false)
-#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM_PINGPONG(NAME, T, BN) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 64, BN, false, Grouped, 1, false, false, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false)
 
 }  // namespace torch_grouped::kernels

@@ -65,12 +65,8 @@ inline constexpr TileOption kClusterTile{128, 256, 1.0, 1, 2};
 
 // Those of the K-grouped form (grouped_mm 2-D x 2-D), whose kernels read A M-major; the clustered
 // kernel weighed as plain 128 x 256 (ties go to the earlier option): on the H100 it was 0-4%
-// faster on the weight-gradient cases (session 10), within the noise of most. The last, 64 x 256,
-// is the ping-pong kernel (two consumer warpgroups, a tile each, in turn): taken only when forced
-// (TORCH_GROUPED_TILE=64x256) until it has been measured, so the model weighs the others.
-inline constexpr TileOption kKGroupedTileOptions[] = {kTileOptions[0], kTileOptions[1], kClusterTile,
-                                                      {64, 256, 1.0, 1}};
-inline constexpr int32_t kKGroupedModelTiles = 3;
+// faster on the weight-gradient cases (session 10), within the noise of most.
+inline constexpr TileOption kKGroupedTileOptions[] = {kTileOptions[0], kTileOptions[1], kClusterTile};
 
 // One tile of depth k, plus a fixed part for the pipeline fill and the epilogue (about two 64-deep
 // K blocks).
