@@ -436,8 +436,8 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     // A shifted row's last 16-byte piece reaches into the next chunk: its first columns (one group
     // of 8, as many as fit the piece) are staged too, so that the piece leaves whole and the next
     // chunk skips it. Only a tile's outer edges then write partial 16-byte pieces, whose sectors
-    // the L2 must merge (partial writes cost far more than their bytes: 4096 x 4095 x 1024 took
-    // 86 µs against 53 at N = 4096 with two partial pieces per 128-byte row segment; session 11).
+    // the L2 must merge (4096 x 4095 x 1024: 88 µs with two partial pieces per 128-byte row
+    // segment, 78 with them only at the tile's edges, 53 at N = 4096; H100, session 11).
     constexpr bool Carry = !Transposed;  // (a mirrored row continues in the other warpgroup)
     constexpr int Last = Cfg::BN / W - 1;
     if constexpr (Carry && chunk < Last) {
