@@ -3,6 +3,8 @@ the Stream-K model is judged and fitted by (calibrate_streamk.py reads its JSON)
 
     python benchmarks/streamk_sweep.py [--device cuda|cpu] [--shapes 1024x1024x16384,...] [--out FILE.json]
 
+Under TORCH_GROUPED_STREAMK_TILE=128x128 it sweeps the narrow tile's plans (the JSON says which).
+
 Per shape and configuration: the median time (µs, common.time_ms) and the plan's model features
 (from the private op _schedule_streamk, the plan the op runs). Each configuration's result is
 checked against torch.mm once; a wrong or failing one is marked and left out of "best". On a CPU
@@ -58,9 +60,12 @@ def extra_configs(sms):
 
 
 def tile(device, n):
-    """The tile the op uses (csrc/cuda/streamk_cuda.cpp; csrc/cpu/streamk_mm.cpp)."""
+    """The tile the op uses (csrc/cuda/streamk_cuda.cpp, TORCH_GROUPED_STREAMK_TILE included, so
+    that a sweep run under TORCH_GROUPED_STREAMK_TILE=128x128 reads the narrow tile's plans;
+    csrc/cpu/streamk_mm.cpp)."""
     if on_gpu(device):
-        return 128, (128 if n <= 128 else 256), 64
+        forced = {"128x128": 128, "128x256": 256}.get(os.environ.get("TORCH_GROUPED_STREAMK_TILE", ""))
+        return 128, forced or (128 if n <= 128 else 256), 64
     return 64, 64, 32
 
 
@@ -229,7 +234,8 @@ def run(device, shapes=None, out=None, rep_ms=100):
     # Meant to take 60-80 s on an H100 (18 shapes x 15 runs of ~0.25 s); say so when it does not.
     print(f"sweep took {took:.0f} s" + (" (over 90 s: --rep 50 about halves it)" if took > 90 else ""))
     data = {"device": name, "device_kind": "cuda" if gpu else "cpu", "sms": sms, "torch": torch.__version__,
-            "seconds": took, "rep_ms": rep_ms, "records": records}
+            "seconds": took, "rep_ms": rep_ms, "records": records,
+            "streamk_tile": os.environ.get("TORCH_GROUPED_STREAMK_TILE") or "default"}
     if out:
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         with open(out, "w") as f:
