@@ -208,7 +208,6 @@ def test_tma_store_takes_its_kernel(monkeypatch):
         tma_stores(1024)
 
 
-
 @pytest.mark.parametrize("decomposition", ["auto", "data_parallel", "stream_k"])
 @pytest.mark.parametrize("m, n, k", [(704, 830, 144), (300, 1000, 5000), (178, 455, 1095)])
 def test_forced_narrow_tile(monkeypatch, decomposition, m, n, k):
