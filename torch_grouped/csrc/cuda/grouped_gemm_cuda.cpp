@@ -56,8 +56,8 @@ std::string tile_name(const TileOption& t) {
 // sweeps; unset or empty: the model, whose 128 x 256 becomes the clustered kernel under
 // TORCH_GROUPED_CLUSTER=1 (sched::kClusterTile says why that is not the default yet). `options`:
 // the tiles the call's kernels exist with; a forced tile they lack (the K-grouped form has no
-// 64 x 128 kernel) leaves the choice to the model, so that a knob set for
-// the forward pass does not break the weight gradient; a name that is no tile at all is an error.
+// 64 x 128 kernel) leaves the choice to the model, so that a knob set for the forward pass does not
+// break the weight gradient; a name that is no tile at all is an error.
 template <class ModelFn>
 const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched::kTileOptions) {
   const bool clusters = options.first == sched::kTileOptions;

@@ -46,6 +46,19 @@ sched::StreamKModel model_for(int device) {
   return streamk_model_from_env(fitted);
 }
 
+// The tile's width: 128 x 256, the most efficient, unless the output is at most 128 wide (half of
+// every 256-wide tile would be padding). TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for
+// the benchmarks' sweeps (whether small problems, whose few wide tiles leave most SMs idle, are
+// better served by narrow ones); unset or empty: the rule above.
+int streamk_tile_n(int64_t n) {
+  const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
+  if (v == nullptr || *v == '\0') return n <= 128 ? 128 : 256;
+  const std::string name(v);
+  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256",
+                    "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
+  return name == "128x128" ? 128 : 256;
+}
+
 }  // namespace
 
 const sched::StreamKModel& cached_model(int device) {
@@ -80,21 +93,6 @@ int32_t* tile_counters(const at::Device& device, cudaStream_t stream, int64_t co
   held.push_back(at::zeros({std::max<int64_t>(count, 4096)}, options));
   return held.back().data_ptr<int32_t>();
 }
-
-// The tile's width: 128 x 256, the most efficient, unless the output is at most 128 wide (half of
-// every 256-wide tile would be padding). TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for
-// the benchmarks' sweeps (whether small problems, whose few wide tiles leave most SMs idle, are
-// better served by narrow ones); unset or empty: the rule above.
-namespace {
-int streamk_tile_n(int64_t n) {
-  const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
-  if (v == nullptr || *v == '\0') return n <= 128 ? 128 : 256;
-  const std::string name(v);
-  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256",
-                    "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
-  return name == "128x128" ? 128 : 256;
-}
-}  // namespace
 
 at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
                            int64_t splits, int64_t grid) {

@@ -494,7 +494,7 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
       if (row >= rows || col >= cols) continue;
       const uint4 x = *reinterpret_cast<const uint4*>(stage + r * P + cv);
       Out* dst = c + row * q.ldc + col;
-      if (vector && col + V <= cols && keep == Keep::All) {
+      if (col + V <= cols && keep == Keep::All) {  // (rows are 16-byte aligned here)
         store_global_16(dst, x);
       } else {
         Out elements[V];

@@ -81,7 +81,6 @@ struct TileOptions {
   int32_t count;
   template <size_t N>
   constexpr TileOptions(const TileOption (&options)[N]) : first(options), count(int32_t(N)) {}
-  constexpr TileOptions(const TileOption* first_, int32_t count_) : first(first_), count(count_) {}
 };
 
 // The option with the least `time(option)`.
