@@ -349,20 +349,53 @@ __device__ __forceinline__ void store_global_16(void* dst, uint4 v) {
                : "memory");
 }
 
-// One element's global store, explicitly global: through a generic pointer the compiler must keep
-// every later read of the staging buffer behind it (the pointer might address shared memory).
+// Which elements of a tile a store writes: all those inside the problem, or (a diagonal tile of
+// syr2k) only those on one side of the diagonal, in output coordinates.
+enum class Keep { All, Lower, Upper };
+
+// Elements [first, last) of a 16-byte piece `x` to the 16-byte aligned `piece` in global memory,
+// with few aligned stores (whole 8-byte halves, then whole words, then 2-byte halves: at most three
+// for the prefix or suffix a tile's edge leaves). A piece the output's edge cuts shares its sector with
+// another tile's CTA: each store is one partial-sector write that the L2 merges, so fewer is
+// faster than one store per element.
 template <class Out>
-__device__ __forceinline__ void store_global(Out* dst, Out v) {
-  static_assert(sizeof(Out) == 2 || sizeof(Out) == 4, "bf16, fp16 or fp32 outputs");
-  if constexpr (sizeof(Out) == 2) {
-    uint16_t bits;
-    memcpy(&bits, &v, 2);
-    asm volatile("st.global.b16 [%0], %1;" ::"l"(__cvta_generic_to_global(dst)), "h"(bits) : "memory");
-  } else {
-    uint32_t bits;
-    memcpy(&bits, &v, 4);
-    asm volatile("st.global.b32 [%0], %1;" ::"l"(__cvta_generic_to_global(dst)), "r"(bits) : "memory");
+__device__ __forceinline__ void store_global_part(Out* piece, const uint4& x, int first, int last) {
+  const int from = first * int(sizeof(Out)), to = last * int(sizeof(Out));  // bytes of the piece
+  const uint32_t w[4] = {x.x, x.y, x.z, x.w};  // (indexed by constants only: registers)
+  char* dst = reinterpret_cast<char*>(piece);
+  bool done8[2], done4[4];
+  CUTE_UNROLL
+  for (int h = 0; h < 2; ++h) {  // whole 8-byte halves
+    done8[h] = from <= 8 * h && 8 * h + 8 <= to;
+    if (done8[h]) {
+      asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(__cvta_generic_to_global(dst + 8 * h)), "r"(w[2 * h]),
+                   "r"(w[2 * h + 1]) : "memory");
+    }
   }
+  CUTE_UNROLL
+  for (int q = 0; q < 4; ++q) {  // whole words outside them
+    done4[q] = done8[q / 2] || (from <= 4 * q && 4 * q + 4 <= to);
+    if (!done8[q / 2] && done4[q]) {
+      asm volatile("st.global.b32 [%0], %1;" ::"l"(__cvta_generic_to_global(dst + 4 * q)), "r"(w[q]) : "memory");
+    }
+  }
+  CUTE_UNROLL
+  for (int e = 0; e < 8; ++e) {  // 2-byte halves of the rest
+    if (!done4[e / 2] && from <= 2 * e && 2 * e + 2 <= to) {
+      const uint16_t v = uint16_t(w[e / 2] >> (16 * (e % 2)));
+      asm volatile("st.global.b16 [%0], %1;" ::"l"(__cvta_generic_to_global(dst + 2 * e)), "h"(v) : "memory");
+    }
+  }
+}
+
+// The elements [first, last) of V consecutive output elements starting at column `col` of row `row`
+// that a store writes: those before `cols`, and for a diagonal tile of syr2k those on `keep`'s side.
+template <int V>
+__device__ __forceinline__ void kept_range(int64_t row, int64_t col, int64_t cols, Keep keep, int& first, int& last) {
+  int64_t lo = 0, hi = cute::min(int64_t(V), cols - col);
+  if (keep == Keep::Lower) hi = cute::min(hi, row - col + 1);  // col + e <= row
+  if (keep == Keep::Upper) lo = cute::max(lo, row - col);      // col + e >= row
+  first = int(cute::max(lo, int64_t(0))), last = int(cute::max(hi, int64_t(first)));
 }
 
 // Calls f(std::integral_constant<int, 0>{}) ... f(std::integral_constant<int, N - 1>{}) in place.
@@ -376,10 +409,6 @@ template <int N, class F>
 __device__ __forceinline__ void for_each_index(F&& f) {
   for_each_index_impl(f, std::make_integer_sequence<int, N>{});
 }
-
-// Which elements of a tile a store writes: all those inside the problem, or (a diagonal tile of
-// syr2k) only those on one side of the diagonal, in output coordinates.
-enum class Keep { All, Lower, Upper };
 
 // Stores the tile through shared memory, one 128-byte line of output columns at a time per
 // consumer warpgroup (32 fp32 or 64 half-precision columns). Each thread converts its
@@ -474,14 +503,9 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
           store_global_16(dst, x);
           continue;
         }
-        Out elements[V];
-        memcpy(elements, &x, sizeof(x));
-        CUTE_UNROLL
-        for (int e = 0; e < V; ++e) {
-          const int64_t col = base_col + e0 + e;
-          const bool kept = keep == Keep::All || (keep == Keep::Lower ? row >= col : row <= col);
-          if (e0 + e >= 0 && e0 + e < hi && col < cols && kept) store_global(dst + e, elements[e]);
-        }
+        int first, last;
+        kept_range<V>(row, base_col + e0, cols, keep, first, last);
+        store_global_part(dst, x, cute::max(first, -e0), cute::min(last, hi - e0));
       }
       return;
     }
@@ -497,13 +521,9 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
       if (col + V <= cols && keep == Keep::All) {  // (rows are 16-byte aligned here)
         store_global_16(dst, x);
       } else {
-        Out elements[V];
-        memcpy(elements, &x, sizeof(x));
-        CUTE_UNROLL
-        for (int e = 0; e < V; ++e) {
-          const bool kept = keep == Keep::All || (keep == Keep::Lower ? row >= col + e : row <= col + e);
-          if (col + e < cols && kept) store_global(dst + e, elements[e]);
-        }
+        int first, last;
+        kept_range<V>(row, col, cols, keep, first, last);
+        store_global_part(dst, x, first, last);
       }
     }
   });
