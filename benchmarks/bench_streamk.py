@@ -1,10 +1,11 @@
 """streamk_mm against torch.mm (cuBLAS) and against our own data-parallel decomposition with the
-same tile: the single-matmul cases of ANCHORS.md and a corpus of random shapes (issue 7).
+same tile (`auto` picks one per shape, every decomposition of the shape runs it): the
+single-matmul cases of ANCHORS.md and a corpus of random shapes (issue 7).
 
 The corpus: 64 shapes drawn log-uniformly with a fixed seed, m and n in 128..8192, k in
 128..65536, redrawn while 2mnk exceeds 2^38 FLOPs (about 0.4 ms of an H100) so the corpus runs
-in about a minute. Cases whose output has fewer tiles (the op's: 128x256, 128x128 when n <= 128)
-than the GPU has SMs and k >= 8192 are the paper's strong-scaling shapes: their names start with
+in about a minute. Cases whose output has fewer 128x256 tiles (128x128 when n <= 128) than
+the GPU has SMs and k >= 8192 are the paper's strong-scaling shapes: their names start with
 "ss". On a CPU: three small anchors and a corpus of three tiny shapes, to check the script.
 """
 import json
@@ -16,7 +17,7 @@ import torch
 
 import torch_grouped as tg
 from common import Case, on_gpu
-from streamk_sweep import device_sms, geomean, tile
+from streamk_sweep import device_sms, geomean
 
 ANCHOR_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
                  (256, 256, 131072), (512, 1024, 32768), (1024, 1024, 16384), (4096, 4096, 4096),
@@ -45,8 +46,10 @@ def corpus(gpu=True):
 
 def strong_scaling(m, n, k, device):
     """Fewer output tiles than CTAs, and a long K: the shapes Stream-K is for (the paper's
-    strong-scaling regime). The tile is the op's (streamk_sweep.tile); k >= 8192 on the GPU."""
-    tm, tn, tk = tile(device, n)
+    strong-scaling regime). Counted in 128 x 256 tiles (128 x 128 where n <= 128; the CPU path's
+    64 x 64), fixed so that the set stays the one of earlier runs whatever tile `auto` takes;
+    k >= 8192 on the GPU."""
+    tm, tn, tk = (128, 128 if n <= 128 else 256, 64) if on_gpu(device) else (64, 64, 32)
     return math.ceil(m / tm) * math.ceil(n / tn) < device_sms(device) and k >= 128 * tk
 
 

@@ -1,20 +1,25 @@
-"""Fits the Stream-K model's constants for this GPU (csrc/sched/streamk_model.h):
+"""Fits the Stream-K model's constants for this GPU (csrc/sched/streamk_model.h), per tile:
 
-    time = a + b·[peers > 1] + c·iters_per_cta + d·(reads − 1) + e·[Stream-K cut] + f·extra_partial_mb   (µs)
+    time = a_t + b·[peers > 1] + c_t·iters_per_cta + d·(reads − 1) + e·[Stream-K cut] + f·extra_partial_mb   (µs)
 
-(reads: the partials the fixup's slowest path reads one after another, FixupTree::serial_reads;
-sweeps saved before the two-level fixup hold peers − 1 there, and times of the flat fixup.)
+(t: the tile width, 128 x 256 or 128 x 128 on the GPU: a CTA's fixed cost and an iteration's cost
+differ per tile, the fixup's terms are shared; reads: the partials the fixup's slowest path reads
+one after another, FixupTree::serial_reads; sweeps saved before the two-level fixup hold peers − 1
+there, and times of the flat fixup.)
 
 to the measured times of every explicit configuration of streamk_sweep.py, and shows, per shape,
-what `auto` would choose with the fitted constants against the best measured configuration.
+what `auto` would choose with the fitted constants (tile and plan) against the best measured
+configuration.
 
-    python benchmarks/calibrate_streamk.py [--sweep FILE.json | --out FILE.json [--rep MS]]
+    python benchmarks/calibrate_streamk.py [--sweep FILE.json [FILE.json ...] | --out PREFIX [--rep MS]]
                                            [--write-header [--header PATH]]
 
---sweep reads a saved sweep (streamk_sweep.py --out) instead of measuring again. --write-header
-rewrites this GPU's entry of torch_grouped/csrc/sched/streamk_calibration.h, keeping the other
-GPUs' entries (rebuild to use it). On a CPU it fits tiny shapes, to check the script itself; it
-then writes a header only to an explicit --header path.
+--sweep reads saved sweeps (streamk_sweep.py --out; one per tile, --tile) instead of measuring
+again; measuring on a GPU sweeps both tiles (--out PREFIX saves PREFIX_128x256.json and
+PREFIX_128x128.json). --write-header rewrites this GPU's entry of
+torch_grouped/csrc/sched/streamk_calibration.h, keeping the other GPUs' entries (rebuild to use
+it); it needs both tiles measured. On a CPU it fits tiny shapes (the CPU path's one tile), to
+check the script itself; it then writes a header only to an explicit --header path.
 """
 import argparse
 import datetime
@@ -29,16 +34,41 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 import streamk_sweep  # noqa: E402
-from common import make_device  # noqa: E402
+from common import make_device, on_gpu  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join(ROOT, "torch_grouped/csrc/sched/streamk_calibration.h")
 TERMS = ("a", "b", "c", "d", "e", "f")
+PER_TILE = (0, 2)  # a and c: one per tile; b, d, e, f shared
+WIDE, NARROW = 256, 128  # the GPU's tile widths, as the header orders them
+
+
+def tile_of(record):
+    return record["tile"][1]
+
+
+def expand(features, tile_n, tiles):
+    """A record's features as the joint fit's columns: a and c in their tile's columns, the
+    shared terms once (columns: a per tile, b, c per tile, d, e, f)."""
+    row = []
+    for i, v in enumerate(features):
+        row += [v if t == tile_n else 0.0 for t in tiles] if i in PER_TILE else [v]
+    return row
+
+
+def split(coef, tiles):
+    """The joint fit's columns back to one model (a..f) per tile."""
+    models, i = {t: [] for t in tiles}, 0
+    for term in range(len(TERMS)):
+        for t in tiles:
+            models[t].append(coef[i + (tiles.index(t) if term in PER_TILE else 0)])
+        i += len(tiles) if term in PER_TILE else 1
+    return models
 
 
 def nnls(rows, targets):
-    """Least squares with non-negative coefficients. With six unknowns every subset of free
-    coefficients can be tried (64 small solves): exact, and no scipy needed."""
+    """Least squares with non-negative coefficients. With at most eight unknowns (two tiles) every
+    subset of free coefficients can be tried (255 small solves): exact, and no scipy needed."""
     x = torch.tensor(rows, dtype=torch.float64)
     y = torch.tensor(targets, dtype=torch.float64).unsqueeze(1)
     best, best_residual = [0.0] * x.shape[1], float(y.square().sum())
@@ -59,66 +89,79 @@ def predict(coef, f):
     return sum(c * x for c, x in zip(coef, f))
 
 
-def fit(points, weighting):
-    """'absolute': minimise squared µs (large shapes dominate); 'relative': each point divided
-    by its measured time, so a 10 µs shape counts as much as a 1 ms one."""
+def predict_record(models, record):
+    return predict(models[tile_of(record)], record["features"])
+
+
+def fit(points, weighting, tiles):
+    """One model per tile in `tiles`, fitted jointly. 'absolute': minimise squared µs (large
+    shapes dominate); 'relative': each point divided by its measured time, so a 10 µs shape counts
+    as much as a 1 ms one."""
     scale = [1.0 / p["us"] if weighting == "relative" else 1.0 for p in points]
-    return nnls([[v * s for v in p["features"]] for p, s in zip(points, scale)],
+    coef = nnls([[v * s for v in expand(p["features"], tile_of(p), tiles)] for p, s in zip(points, scale)],
                 [p["us"] * s for p, s in zip(points, scale)])
+    return split(coef, tiles)
 
 
-def picks(coef, shapes):
+def picks(models, shapes):
     """Per shape: (best measured, the model's pick, auto as measured) records. The best is over
-    every grid swept; the model picks only among the configurations `auto` weighs, as the C++ does."""
+    every grid and tile swept; the model picks only among the configurations `auto` weighs, over
+    every tile, as the C++ does (the tile whose best plan is predicted fastest, then that plan)."""
     out = []
     for shape, rows in shapes.items():
         good, choosable = streamk_sweep.candidates(rows), streamk_sweep.candidates(rows, auto_only=True)
         if choosable:
             auto = next((r for r in rows if r["label"] == "auto"), None)
             out.append((shape, min(good, key=lambda r: r["us"]),
-                        min(choosable, key=lambda r: predict(coef, r["features"])), auto))
+                        min(choosable, key=lambda r: predict_record(models, r)), auto))
     return out
 
 
-def pick_loss(coef, shapes):
+def pick_loss(models, shapes):
     """Geomean of (time of the model's pick / best time): what a calibration is for."""
-    return streamk_sweep.geomean(chosen["us"] / best["us"] for _, best, chosen, _ in picks(coef, shapes))
+    return streamk_sweep.geomean(chosen["us"] / best["us"] for _, best, chosen, _ in picks(models, shapes))
 
 
-def print_points(coef, points):
-    print(f"\n{'shape':<18}{'config':<9}{'reads':>6}{'iters':>7}{'measured':>10}{'model':>9}{'rel.err':>9}")
+def label(record):
+    return f"{record['label']}/{tile_of(record)}"
+
+
+def print_points(models, points):
+    print(f"\n{'shape':<18}{'config/tile':<13}{'reads':>6}{'iters':>7}{'measured':>10}{'model':>9}{'rel.err':>9}")
     errors = []
     for p in points:
-        model = predict(coef, p["features"])
+        model = predict_record(models, p)
         errors.append(abs(model - p["us"]) / p["us"])
-        print(f"{'x'.join(map(str, p['shape'])):<18}{p['label']:<9}{int(p['features'][3]) + 1:>6}"
+        print(f"{'x'.join(map(str, p['shape'])):<18}{label(p):<13}{int(p['features'][3]) + 1:>6}"
               f"{int(p['features'][2]):>7}{p['us']:>10.1f}{model:>9.1f}{errors[-1]:>9.2f}")
     errors.sort()
     print(f"relative error over {len(errors)} points: median {errors[len(errors) // 2]:.2f}, "
           f"90th percentile {errors[int(0.9 * (len(errors) - 1))]:.2f}, max {errors[-1]:.2f}")
 
 
-def print_picks(coef, shapes):
-    print(f"\n{'shape':<18}{'best':<9}{'µs':>8}  {'model':<9}{'µs':>8}{'pick/best':>10}  "
-          f"{'auto now':>9}{'auto/best':>10}")
-    for shape, best, chosen, auto in picks(coef, shapes):
+def print_picks(models, shapes):
+    print(f"\n{'shape':<18}{'best':<13}{'µs':>8}  {'model':<13}{'µs':>8}{'pick/best':>10}  "
+          f"{'auto then':>9}{'auto/best':>10}")
+    for shape, best, chosen, auto in picks(models, shapes):
         auto_us = auto["us"] if auto else math.nan
-        print(f"{'x'.join(map(str, shape)):<18}{best['label']:<9}{best['us']:>8.1f}  {chosen['label']:<9}"
+        print(f"{'x'.join(map(str, shape)):<18}{label(best):<13}{best['us']:>8.1f}  {label(chosen):<13}"
               f"{chosen['us']:>8.1f}{chosen['us'] / best['us']:>10.2f}  {auto_us:>9.1f}{auto_us / best['us']:>10.2f}")
-    print("pick/best: the fitted model's choice; auto now: the op as built (the header it was compiled with)")
+    print("pick/best: the fitted model's choice; auto then: the op as measured in the first sweep given "
+          "(its build's header, its tile)")
 
 
-def write_header(coef, name, path, command):
-    """This GPU's entry replaced (or added), the other GPUs' entries kept."""
-    entry = re.compile(r'\{"([^"]*)",\s*StreamKModel\{([^}]*)\}\}')
+def write_header(models, name, path, command):
+    """This GPU's entry (its 128 x 256 and 128 x 128 models) replaced or added, the other GPUs'
+    entries kept."""
+    entry = re.compile(r'\{"([^"]*)",\s*StreamKModel\{([^}]*)\},\s*StreamKModel\{([^}]*)\}\}')
     entries = {}
     if os.path.exists(path):
         with open(path) as f:
-            entries = {m.group(1): m.group(2) for m in entry.finditer(f.read())}
-    entries[name] = ", ".join(f"{c:.4g}" for c in coef)
-    lines = "\n".join(f'    {{"{n}", StreamKModel{{{v}}}}},' for n, v in entries.items())
-    text = f'''// Fitted constants of the Stream-K model per GPU model (microseconds; c per MAC iteration of
-// one CTA). GENERATED by `{command}`
+            entries = {m.group(1): (m.group(2), m.group(3)) for m in entry.finditer(f.read())}
+    entries[name] = tuple(", ".join(f"{c:.4g}" for c in models[t]) for t in (WIDE, NARROW))
+    lines = "\n".join(f'    {{"{n}", StreamKModel{{{w}}},\n     StreamKModel{{{v}}}}},' for n, (w, v) in entries.items())
+    text = f'''// Fitted constants of the Stream-K model per GPU model and tile (microseconds; c per MAC iteration
+// of one CTA). GENERATED by `{command}`
 // on {name}, {datetime.date.today().isoformat()}; rebuild to use it. GPUs not listed use StreamKModel's defaults.
 #pragma once
 #include "streamk_model.h"
@@ -127,7 +170,8 @@ namespace torch_grouped::sched {{
 
 struct StreamKCalibration {{
   const char* device_name;  // as torch.cuda.get_device_name() reports it
-  StreamKModel model;
+  StreamKModel wide;        // 128 x 256 tiles
+  StreamKModel narrow;      // 128 x 128 tiles
 }};
 
 inline constexpr StreamKCalibration kStreamKCalibrations[] = {{
@@ -141,47 +185,69 @@ inline constexpr StreamKCalibration kStreamKCalibrations[] = {{
     print(f"wrote {path}")
 
 
+def measure(device, out, rep_ms):
+    """Sweeps on `device`: on a GPU one sweep per tile (forced through TORCH_GROUPED_STREAMK_TILE),
+    their records together."""
+    if not on_gpu(device):
+        return streamk_sweep.run(device, out=f"{out}.json" if out else None, rep_ms=rep_ms)
+    data = None
+    for tile in ("128x256", "128x128"):
+        os.environ["TORCH_GROUPED_STREAMK_TILE"] = tile
+        swept = streamk_sweep.run(device, out=f"{out}_{tile}.json" if out else None, rep_ms=rep_ms)
+        data = swept if data is None else {**data, "records": data["records"] + swept["records"]}
+    del os.environ["TORCH_GROUPED_STREAMK_TILE"]
+    return data
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default=None, help="cuda or cpu, when measuring (default: cuda when available)")
-    parser.add_argument("--sweep", default=None, help="a saved sweep (streamk_sweep.py --out) instead of measuring")
-    parser.add_argument("--out", default=None, help="when measuring: save the sweep too (a later --sweep reuses it)")
+    parser.add_argument("--sweep", nargs="+", default=None, help="saved sweeps (streamk_sweep.py --out) instead of measuring")
+    parser.add_argument("--out", default=None, help="when measuring: save the sweeps too, as PREFIX_<tile>.json")
     parser.add_argument("--rep", type=int, default=100, help="when measuring: ms of timed calls per configuration")
     parser.add_argument("--write-header", action="store_true")
     parser.add_argument("--header", default=None, help=f"where to write (default {os.path.relpath(HEADER, ROOT)})")
     args = parser.parse_args(argv)
     if args.sweep:
-        data = streamk_sweep.load(args.sweep)
-        print(f"sweep of {args.sweep}: {data['device']}, {len(data['records'])} records")
+        loaded = [streamk_sweep.load(path) for path in args.sweep]
+        data = {**loaded[0], "records": [r for d in loaded for r in d["records"]]}
+        for path, d in zip(args.sweep, loaded):
+            print(f"sweep of {path}: {d['device']}, {len(d['records'])} records")
     else:
         torch.manual_seed(0)
-        data = streamk_sweep.run(make_device(args.device), out=args.out, rep_ms=args.rep)
+        data = measure(make_device(args.device), args.out, args.rep)
     shapes = streamk_sweep.by_shape(data["records"])
     points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
-    if len(points) < len(TERMS):
+    tiles = sorted({tile_of(p) for p in points}, reverse=True)
+    if len(points) < len(TERMS) + len(tiles):
         print(f"only {len(points)} usable measurements: nothing to fit")
         return 1
-    device = "cuda" if data["device_kind"] == "cuda" else "cpu"
-    disagree = [shape for shape in shapes if not streamk_sweep.features_agree(*shape, device, data["sms"])]
+    checked = {(tuple(p["shape"]), tuple(p["tile"])) for p in points}
+    disagree = [c for c in checked if not streamk_sweep.features_agree(*c[0], c[1], data["sms"])]
     print(f"features check: the default model's pick equals the op's auto plan on "
-          f"{len(shapes) - len(disagree)} of {len(shapes)} shapes" + (f" (NOT on {disagree})" if disagree else ""))
+          f"{len(checked) - len(disagree)} of {len(checked)} shapes and tiles" + (f" (NOT on {disagree})" if disagree else ""))
     # Two weightings; keep the one whose picks lose least against the best measured configuration.
-    fits = {w: fit(points, w) for w in ("absolute", "relative")}
-    for w, coef in fits.items():
-        print(f"{w:>8} fit: " + " ".join(f"{t}={c:.4g}" for t, c in zip(TERMS, coef))
-              + f" (µs); picks lose {pick_loss(coef, shapes):.3f}x geomean")
+    fits = {w: fit(points, w, tiles) for w in ("absolute", "relative")}
+    for w, models in fits.items():
+        print(f"{w:>8} fit: " + "; ".join(f"tile {t}: " + " ".join(f"{n}={c:.4g}" for n, c in zip(TERMS, models[t]))
+                                           for t in tiles) + f" (µs); picks lose {pick_loss(models, shapes):.3f}x geomean")
     weighting = min(fits, key=lambda w: pick_loss(fits[w], shapes))
-    coef = fits[weighting]
+    models = fits[weighting]
     print(f"kept the {weighting} fit")
-    print_points(coef, points)
-    print_picks(coef, shapes)
-    print(f"model's picks vs the best measured: {pick_loss(coef, shapes):.3f}x geomean (1.000: always the best)")
+    print_points(models, points)
+    print_picks(models, shapes)
+    print(f"model's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean (1.000: always the best)")
     if args.write_header:
         if data["device_kind"] != "cuda" and not args.header:
             print("not writing the header from a CPU sweep (it would replace a GPU's entry); pass --header PATH")
             return 1
+        if data["device_kind"] == "cuda" and tiles != [WIDE, NARROW]:
+            print(f"not writing the header: it needs both tiles measured (128x256 and 128x128), the sweeps have {tiles}")
+            return 1
+        if data["device_kind"] != "cuda":  # the CPU's one tile stands for both (a check of the script)
+            models = {WIDE: models[tiles[0]], NARROW: models[tiles[0]]}
         command = "python benchmarks/calibrate_streamk.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        write_header(coef, data["device"], args.header or HEADER, command.strip())
+        write_header(models, data["device"], args.header or HEADER, command.strip())
     return 0
 
 

@@ -59,22 +59,29 @@ def extra_configs(sms):
     return [(f"sk{3 * sms // 4}", "stream_k", 0, 3 * sms // 4)]
 
 
-def tile(device, n):
-    """The tile the op uses (csrc/cuda/streamk_cuda.cpp, TORCH_GROUPED_STREAMK_TILE included, so
-    that a sweep run under TORCH_GROUPED_STREAMK_TILE=128x128 reads the narrow tile's plans;
-    csrc/cpu/streamk_mm.cpp)."""
-    if on_gpu(device):
-        forced = {"128x128": 128, "128x256": 256}.get(os.environ.get("TORCH_GROUPED_STREAMK_TILE", ""))
-        return 128, forced or (128 if n <= 128 else 256), 64
-    return 64, 64, 32
+def tile(a, b, grid=0):
+    """(tile_m, tile_n, tile_k) of the kernel streamk_mm(a, b, grid=grid) runs: on the GPU `auto`'s
+    choice of width per shape (or TORCH_GROUPED_STREAMK_TILE's), on the CPU the CPU path's tile."""
+    return tuple(torch.ops.grouped._streamk_tile(a, b, grid))
 
 
-def features(m, n, k, device, decomposition, splits, grid):
+def saved_tile(data, m, n, k):
+    """The tile of a record saved without one: sweeps before session 12 ran 128 x 256 tiles
+    unless N <= 128 or TORCH_GROUPED_STREAMK_TILE forced one (their "streamk_tile"), 64 x 64 on
+    the CPU."""
+    if data["device_kind"] != "cuda":
+        return 64, 64, 32
+    forced = {"128x128": 128, "128x256": 256}.get(data.get("streamk_tile", ""))
+    return 128, forced or (128 if n <= 128 else 256), 64
+
+
+def features(m, n, k, tile_mnk, decomposition, splits, grid):
     """[1, peers > 1, iters_per_cta, reads - 1, a Stream-K tile cut, extra partial MB] of the plan
-    the op runs (predicted_time's terms; reads: the partials the fixup's slowest path reads;
-    iters_per_cta as the model counts them; the fp32 partial tiles stored beyond one per cut
-    tile), read from the plan's dump rather than re-derived, so the fit cannot drift from the C++."""
-    tm, tn, tk = tile(device, n)
+    the op runs on tile `tile_mnk` (predicted_time's terms; reads: the partials the fixup's slowest
+    path reads; iters_per_cta as the model counts them; the fp32 partial tiles stored beyond one
+    per cut tile), read from the plan's dump rather than re-derived, so the fit cannot drift from
+    the C++."""
+    tm, tn, tk = tile_mnk
     rows = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, decomposition, max(splits, 1), grid).tolist()
     peers = max((row[6] + 1 for row in rows), default=1)  # (columns: csrc/cpu/schedule_dump.cpp)
     reads = max((row[13] for row in rows), default=1)
@@ -87,13 +94,14 @@ def features(m, n, k, device, decomposition, splits, grid):
 DEFAULT_MODEL = (4.0, 3.0, 1.0, 1.5, 0.0, 0.0)
 
 
-def features_agree(m, n, k, device, sms):
+def features_agree(m, n, k, tile_mnk, sms):
     """Whether a first-minimum pick over configs() with DEFAULT_MODEL on these features is the
-    plan the C++ `auto` dumps: the check that features() computes predicted_time's terms."""
+    plan the C++ `auto` dumps for this tile: the check that features() computes predicted_time's
+    terms."""
     cfgs = configs(sms)
     cost = lambda f: sum(c * x for c, x in zip(DEFAULT_MODEL, f))  # noqa: E731
-    _, d, s, g = min(cfgs, key=lambda c: cost(features(m, n, k, device, c[1], c[2], c[3])))
-    tm, tn, tk = tile(device, n)
+    _, d, s, g = min(cfgs, key=lambda c: cost(features(m, n, k, tile_mnk, c[1], c[2], c[3])))
+    tm, tn, tk = tile_mnk
     auto = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, "auto", 1, sms)
     mine = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, d, max(s, 1), g)
     return auto.shape == mine.shape and torch.equal(auto, mine)
@@ -132,10 +140,11 @@ def sweep(shapes, device, records, rep_ms=100):
         auto_labels = {c[0] for c in configs(sms)}
         for label, d, s, g, fn in runs:
             us, err, problem = _measure(fn, ref, device, tol, rep_ms)
-            feats = features(m, n, k, device, d, s, g) if d not in (None, "auto") else None
+            tile_mnk = tile(a, b, g) if d is not None else None
+            feats = features(m, n, k, tile_mnk, d, s, g) if d not in (None, "auto") else None
             records.append({"shape": [m, n, k], "label": label, "decomposition": d, "splits": s, "grid": g,
                             "us": us, "rel_error": err, "problem": problem, "features": feats,
-                            "auto_candidate": label in auto_labels})
+                            "auto_candidate": label in auto_labels, "tile": tile_mnk})
         del a, b, ref, runs
         if gpu:
             torch.cuda.empty_cache()  # split_k 16 on a large output holds a large workspace
@@ -203,16 +212,18 @@ def parse_shapes(text):
 
 
 def load(path):
-    """A saved sweep. Records saved before the e and f terms (four features) get them from the
-    plan's dump, which is the same plan as when they were measured (their other features are
-    kept as saved: older sweeps counted the fixup's reads differently)."""
+    """A saved sweep. Records saved without a tile get the one they ran (saved_tile); records
+    saved before the e and f terms (four features) get them from the plan's dump, which is the
+    same plan as when they were measured (their other features are kept as saved: older sweeps
+    counted the fixup's reads differently)."""
     with open(path) as f:
         data = json.load(f)
-    device = "cuda" if data["device_kind"] == "cuda" else "cpu"
     for r in data["records"]:
+        if r["decomposition"] is not None and not r.get("tile"):
+            r["tile"] = list(saved_tile(data, *r["shape"]))
         if r["features"] is not None and len(r["features"]) == 4:
             m, n, k = r["shape"]
-            r["features"] += features(m, n, k, device, r["decomposition"], r["splits"], r["grid"])[4:]
+            r["features"] += features(m, n, k, r["tile"], r["decomposition"], r["splits"], r["grid"])[4:]
     return data
 
 
@@ -252,7 +263,11 @@ def main(argv=None):
     parser.add_argument("--shapes", default="", help="MxNxK,... instead of the built-in list")
     parser.add_argument("--out", default=None, help="save the measurements as JSON (for calibrate_streamk.py)")
     parser.add_argument("--rep", type=int, default=100, help="ms of timed calls per configuration (GPU)")
+    parser.add_argument("--tile", choices=("128x256", "128x128"), default=None,
+                        help="sweep this tile's plans (TORCH_GROUPED_STREAMK_TILE); default: auto's tile per shape")
     args = parser.parse_args(argv)
+    if args.tile:
+        os.environ["TORCH_GROUPED_STREAMK_TILE"] = args.tile
     torch.manual_seed(0)
     run(make_device(args.device), parse_shapes(args.shapes), args.out, args.rep)
     return 0

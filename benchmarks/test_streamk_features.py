@@ -5,7 +5,7 @@
 - streamk_sweep.features against hand-computed plans (the CPU op's tile 64x64x32 and the GPU's
   128x256x64 / 128x128x64: _schedule_streamk only needs sizes, so the GPU's plans dump on a CPU);
 - the features reproduce `auto`'s choice under the default model on every sweep shape;
-- the NNLS recovers known constants, clipping a negative one;
+- the NNLS recovers known constants, clipping a negative one; the joint fit each tile's;
 - the header the calibration writes parses back, keeps other GPUs' entries, and compiles.
 """
 import os
@@ -59,7 +59,9 @@ HAND = [
 
 @pytest.mark.parametrize("args,expected", HAND, ids=[f"{a[4]}-{a[0]}x{a[1]}x{a[2]}-g{a[6]}" for a, _ in HAND])
 def test_features_by_hand(args, expected):
-    assert streamk_sweep.features(*args) == [float(x) for x in expected]
+    m, n, k, device, decomposition, splits, grid = args
+    tile = streamk_sweep.saved_tile({"device_kind": device}, m, n, k)  # 128 x 256 unless n <= 128
+    assert streamk_sweep.features(m, n, k, tile, decomposition, splits, grid) == [float(x) for x in expected]
 
 
 @pytest.mark.parametrize("device,sms,shapes", [("cpu", streamk_sweep.CPU_GRID, streamk_sweep.CPU_SHAPES),
@@ -67,7 +69,9 @@ def test_features_by_hand(args, expected):
 def test_features_reproduce_auto(device, sms, shapes):
     """A first-minimum pick over these features with StreamKModel's defaults is the plan the C++
     `auto` builds: the fit's features are predicted_time's terms."""
-    assert [s for s in shapes if not streamk_sweep.features_agree(*s, device, sms)] == []
+    for tile_n in (128, 256):
+        tile = (128, tile_n, 64) if device == "cuda" else (64, 64, 32)
+        assert [s for s in shapes if not streamk_sweep.features_agree(*s, tile, sms)] == []
 
 
 def test_extra_grids_are_not_auto_candidates():
@@ -88,13 +92,16 @@ def test_nnls_recovers_constants():
 
 def test_header_round_trip(tmp_path):
     path = str(tmp_path / "streamk_calibration.h")
-    calibrate_streamk.write_header([1.0, 2.0, 3.0, 4.0], "Other GPU", path, "cmd")
-    calibrate_streamk.write_header([5.733, 90.66, 0.6176, 100.0], "NVIDIA H100 80GB HBM3", path, "cmd")
-    calibrate_streamk.write_header([5.0, 80.0, 0.6, 1e-5, 1.25, 2.5], "NVIDIA H100 80GB HBM3", path, "cmd")
+    w, n = calibrate_streamk.WIDE, calibrate_streamk.NARROW
+    calibrate_streamk.write_header({w: [1.0, 2.0, 3.0, 4.0], n: [0.5, 2.0, 1.5, 4.0]}, "Other GPU", path, "cmd")
+    calibrate_streamk.write_header({w: [5.733, 90.66, 0.6176, 100.0], n: [1, 2, 3, 4]}, "NVIDIA H100 80GB HBM3", path, "cmd")
+    calibrate_streamk.write_header({w: [5.0, 80.0, 0.6, 1e-5, 1.25, 2.5], n: [3.0, 80.0, 0.4, 1e-5, 1.25, 2.5]},
+                                   "NVIDIA H100 80GB HBM3", path, "cmd")
     text = open(path).read()
-    assert "GENERATED" in text and text.count("StreamKModel{") == 2
-    assert '{"Other GPU", StreamKModel{1, 2, 3, 4}}' in text  # an entry from before the e, f terms: 0
-    assert '{"NVIDIA H100 80GB HBM3", StreamKModel{5, 80, 0.6, 1e-05, 1.25, 2.5}}' in text
+    assert "GENERATED" in text and text.count("StreamKModel{") == 4
+    assert '{"Other GPU", StreamKModel{1, 2, 3, 4},\n     StreamKModel{0.5, 2, 1.5, 4}}' in text  # e, f: 0
+    assert ('{"NVIDIA H100 80GB HBM3", StreamKModel{5, 80, 0.6, 1e-05, 1.25, 2.5},\n'
+            '     StreamKModel{3, 80, 0.4, 1e-05, 1.25, 2.5}}') in text
     compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
     if compiler is None:
         pytest.skip("no C++ compiler to check that the header compiles")
@@ -104,10 +111,26 @@ def test_header_round_trip(tmp_path):
     source.write_text(f'#include "{path}"\n'
                       "using namespace torch_grouped::sched;\n"
                       "static_assert(sizeof(kStreamKCalibrations) / sizeof(kStreamKCalibrations[0]) == 2);\n"
-                      "static_assert(kStreamKCalibrations[1].model.b == 80.0);\n"
-                      "static_assert(kStreamKCalibrations[0].model.f == 0.0 && kStreamKCalibrations[1].model.f == 2.5);\n"
+                      "static_assert(kStreamKCalibrations[1].wide.b == 80.0 && kStreamKCalibrations[1].narrow.c == 0.4);\n"
+                      "static_assert(kStreamKCalibrations[0].wide.f == 0.0 && kStreamKCalibrations[1].narrow.f == 2.5);\n"
                       "int main() { return 0; }\n")
     subprocess.run([compiler, "-std=c++20", "-fsyntax-only", f"-I{sched}", str(source)], check=True)
+
+
+def test_joint_fit_recovers_each_tiles_constants():
+    """a and c per tile, the fixup's terms shared: the joint fit recovers both models, and the
+    picks take the tile whose plan is fastest."""
+    w, n = calibrate_streamk.WIDE, calibrate_streamk.NARROW
+    truth = {w: [12.0, 0.5, 0.7, 1.7, 1.5, 1.3], n: [9.0, 0.5, 0.4, 1.7, 1.5, 1.3]}
+    points = [{"shape": [s, s, s], "label": "x", "tile": [128, t, 64], "features": f,
+               "us": calibrate_streamk.predict(truth[t], f)}
+              for s, (it, reads, cut, mb) in enumerate([(3, 0, 0, 0), (40, 2, 1, 0.5), (250, 7, 1, 4.0), (9, 1, 0, 0.25),
+                                                        (120, 3, 0, 2.0), (64, 0, 0, 0), (17, 5, 1, 0.75)])
+              for t in (w, n) for f in ([1.0, float(reads > 0), it * (1 if t == w else 2), reads, cut, mb],)]
+    for weighting in ("absolute", "relative"):
+        fitted = calibrate_streamk.fit(points, weighting, [w, n])
+        for t in (w, n):
+            assert fitted[t] == pytest.approx(truth[t], rel=1e-6, abs=1e-9)
 
 
 def test_shipped_header_compiles(tmp_path):

@@ -369,6 +369,35 @@ def test_stream_k_ctas_sweep_k_in_lockstep(m, n, k, grid):
         assert hi - lo in (1, iters - 1), phase_after_wrap
 
 
+# `auto`'s tile (sched::choose_streamk_tile, 128 x 256 against 128 x 128, each with its own model
+# a..f): the width whose best plan is predicted fastest, 256 on a tie.
+@pytest.mark.parametrize("m, n, k, wide, narrow, expected", [
+    # 704 x 832 x 144: 24 wide or 42 narrow tiles of 3 iterations, one wave either way; narrow
+    # iterations cost half: narrow.
+    (704, 832, 144, [10, 0, 1, 1, 0, 0], [10, 0, 0.5, 1, 0, 0], 128),
+    # The same, but a narrow CTA's fixed cost is higher than the wide plan's whole time: wide.
+    (704, 832, 144, [10, 0, 1, 1, 0, 0], [100, 0, 0.5, 1, 0, 0], 256),
+    # 8192² x 1024: 2048 wide tiles, 4096 narrow, 16 iterations each; both spread all iterations
+    # over the CTAs (Stream-K): 249 wide iterations per CTA against 497 narrow ones, so narrow at
+    # half the cost per iteration (259.5 against 260) ...
+    (8192, 8192, 1024, [10, 0, 1, 1, 0, 0], [10, 0, 0.5, 1, 0, 0], 128),
+    # ... and wide at 0.6 of it.
+    (8192, 8192, 1024, [10, 0, 1, 1, 0, 0], [10, 0, 0.6, 1, 0, 0], 256),
+    # A 128-wide output is one tile either way: with equal models a tie, which the wide tile takes
+    # (the op itself runs 128 x 128 where N <= 128).
+    (128, 128, 65536, [10, 1, 1, 1, 0, 0], [10, 1, 1, 1, 0, 0], 256),
+])
+def test_streamk_tile_choice(m, n, k, wide, narrow, expected):
+    assert sched._choose_streamk_tile(m, n, k, 132, wide, narrow) == expected
+
+
+def test_streamk_tile_choice_rejects():
+    with pytest.raises(ValueError, match="a model is six constants a..f"):
+        sched._choose_streamk_tile(128, 128, 128, 132, [1, 2, 3, 4], [1, 2, 3, 4, 5, 6])
+    with pytest.raises(ValueError, match="sizes and sms must be positive"):
+        sched._choose_streamk_tile(128, 0, 128, 132, [1] * 6, [1] * 6)
+
+
 class TestScheduleDumps(expecttest.TestCase):
     def test_rank2k_seed_example_3x3_lower(self):
         rows = sched._schedule_rank2k([192], 64, 64, 1, "L").tolist()

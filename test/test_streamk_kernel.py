@@ -87,8 +87,9 @@ def uses_separate_fixup(m, n, k, decomposition, splits):
     """Whether streamk_mm's plan hands its cut tiles to the separate fixup kernel (the dump's
     column 14, for the tile the op picks on this GPU)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    rows = torch.ops.grouped._schedule_streamk(m, n, k, 128, 128 if n <= 128 else 256, 64, decomposition, max(splits, 1),
-                                               sms)
+    a, b = torch.empty(m, k, device="cuda", dtype=torch.bfloat16), torch.empty(k, n, device="cuda", dtype=torch.bfloat16)
+    tm, tn, tk = torch.ops.grouped._streamk_tile(a, b)
+    rows = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, decomposition, max(splits, 1), sms)
     return bool(rows[:, 14].any())
 
 
@@ -163,7 +164,8 @@ def test_transposed_and_offset_operands():
 
 
 # The epilogue through TMA stores: streamk_mm's default for 128x256 tiles and 16-byte aligned output
-# rows; TORCH_GROUPED_TMA_STORE=0 turns it off (the threads store), =1 on.
+# rows; TORCH_GROUPED_TMA_STORE=0 turns it off (the threads store), =1 on. The tests force the wide
+# tile (`auto` takes 128 x 128 tiles on some of these shapes, which always use the threads' stores).
 TMA_STORE_SHAPES = [
     (1000, 3000, 64),     # many tiles of one K block: the epilogue is most of the work
     (136, 264, 1000),     # M and N just past a tile: boxes clipped on both edges
@@ -176,6 +178,7 @@ TMA_STORE_SHAPES = [
 @pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
 @pytest.mark.parametrize("m, n, k", TMA_STORE_SHAPES)
 def test_tma_store_epilogue(decomposition, m, n, k, monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "128x256")
     for dtype, b_n_major in ((torch.bfloat16, True), (torch.float16, False)):
         a, b = operands(m, n, k, dtype, b_n_major)
         monkeypatch.delenv("TORCH_GROUPED_TMA_STORE", raising=False)
@@ -191,6 +194,7 @@ def test_tma_store_takes_its_kernel(monkeypatch):
     aligned (N = 1001) and TORCH_GROUPED_TMA_STORE=0 keep the thread stores; another value is an
     error."""
     monkeypatch.delenv("TORCH_GROUPED_TMA_STORE", raising=False)
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "128x256")
 
     def tma_stores(n):
         a, b = operands(512, n, 256)
@@ -217,6 +221,18 @@ def test_forced_narrow_tile(monkeypatch, decomposition, m, n, k):
     a, b = operands(m, n, k)
     poison()
     check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
+
+
+@pytest.mark.parametrize("m, n, k", [(708, 830, 140), (300, 1000, 512), (4096, 4096, 1024), (200, 120, 9000)])
+def test_auto_tile_takes_its_kernel(m, n, k):
+    """`auto` picks the tile per shape (the calibrated model; 128 x 128 where N <= 128), and every
+    decomposition of the shape runs the kernel of the width _streamk_tile reports."""
+    a, b = operands(m, n, k)
+    tile_n = torch.ops.grouped._streamk_tile(a, b)[1]
+    assert tile_n in (128, 256) and (tile_n == 128 or n > 128)
+    for decomposition in ("auto", "data_parallel", "stream_k"):
+        names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition=decomposition))
+        assert any(f"bfloat16_t, 128, {tile_n}," in name for name in names), (decomposition, names)
 
 
 def test_forced_tile_takes_its_kernel(monkeypatch):

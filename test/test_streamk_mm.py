@@ -86,6 +86,14 @@ def test_model_from_the_environment(monkeypatch):
     reference.assert_close(tg.streamk_mm(a, b), a @ b, torch.float64)
 
 
+def test_tile_of_the_cpu_path():
+    """_streamk_tile says which tile streamk_mm runs: on the CPU always the CPU path's 64 x 64 x 32;
+    its inputs are checked as the op's."""
+    assert torch.ops.grouped._streamk_tile(torch.randn(300, 700), torch.randn(700, 900)) == [64, 64, 32]
+    with pytest.raises(RuntimeError, match=r"b.size\(0\) must equal a.size\(1\) = 5"):
+        torch.ops.grouped._streamk_tile(torch.randn(4, 5), torch.randn(6, 7))
+
+
 @pytest.mark.parametrize("value", ["1,2,3", "1,2,3,4,5", "1,2,3,4,5,6,7", "1,x,3,4", "1,2,,4", "1,-2,3,4", "1,2,3,inf"])
 def test_model_from_the_environment_rejects(value, monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_MODEL", value)

@@ -83,10 +83,11 @@ def main(sections):
         a, b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16), torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         sweep(f"syr2k n{n} k{k}", lambda: tg.syr2k([a], [b]), decomps)
         sweep(f"  two mm n{n} k{k}", lambda: torch.addmm(a @ b.T, b, a.T), [])
-    # streamk_mm: 128x128 tiles (small problems: few wide tiles leave most SMs idle) and the
-    # threads' stores against the default TMA-store epilogue, beside cuBLAS; small odd corpus
-    # shapes, their aligned twins, mid-size anchors
-    variants = [("128x128", {"TORCH_GROUPED_STREAMK_TILE": "128x128"}), ("thread stores", {"TORCH_GROUPED_TMA_STORE": "0"})]
+    # streamk_mm: `auto`'s tile against each tile forced (small problems: few wide tiles leave most
+    # SMs idle) and the threads' stores against the default TMA-store epilogue, beside cuBLAS;
+    # small odd corpus shapes, their aligned twins, mid-size anchors
+    variants = [("128x128", {"TORCH_GROUPED_STREAMK_TILE": "128x128"}), ("128x256", {"TORCH_GROUPED_STREAMK_TILE": "128x256"}),
+                ("thread stores", {"TORCH_GROUPED_TMA_STORE": "0"})]
     for m, n, k in ([(708, 830, 140), (704, 832, 144), (290, 136, 248), (178, 455, 1095), (939, 167, 675),
                      (1069, 500, 851), (1664, 1664, 4096), (2304, 2304, 2048), (2176, 2176, 4096), (512, 1024, 32768),
                      (16384, 16384, 256), (4096, 4096, 4096)]

@@ -23,7 +23,11 @@ TORCH_LIBRARY(grouped, m) {
   m.def("_round_robin_makespan(int[] counts, float[] costs, int grid) -> float");
   m.def("_choose_gemm_tile(int[] m, int[] n, int[] k, int sms) -> int[]");
   m.def("_schedule_rank2k(int[] n, int tile_m, int tile_n, int grid, str uplo, *, bool all_tiles=False) -> Tensor");
+  m.def("_choose_streamk_tile(int m, int n, int k, int sms, float[] wide, float[] narrow) -> int");
   m.def("_schedule_streamk(int m, int n, int k, int tile_m, int tile_n, int tile_k, str decomposition, int splits, int grid, bool separate_fixup=True) -> Tensor");
+  // Private: the tile {M, N, K} that streamk_mm(a, b, grid=grid) runs on a's device (csrc/cpu/register_cpu.cpp,
+  // csrc/cuda/streamk_cuda.cpp).
+  m.def("_streamk_tile(Tensor a, Tensor b, int grid=0) -> int[]");
   // Private: the permute_copy planner's decision for a tensor (csrc/cpu/schedule_dump.cpp).
   m.def("_permute_plan(int[] sizes, int[] strides, int[] dims, int element_size, int tile_elems) -> str");
   m.def("_permute_widen(int[] sizes, int[] strides, int[] dims, int element_size, int base) -> str");

@@ -10,8 +10,8 @@
 
 namespace torch_grouped {
 
-sched::StreamKModel streamk_model_from_env(const sched::StreamKModel& base) {
-  const char* text = std::getenv("TORCH_GROUPED_STREAMK_MODEL");
+sched::StreamKModel streamk_model_from_env(const sched::StreamKModel& base, const char* name) {
+  const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return base;
   std::vector<double> values;
   std::stringstream fields(text);
@@ -23,9 +23,8 @@ sched::StreamKModel streamk_model_from_env(const sched::StreamKModel& base) {
     valid = valid && !field.empty() && *end == '\0' && std::isfinite(v) && v >= 0.0;
     values.push_back(v);
   }
-  TORCH_CHECK_VALUE(valid && (values.size() == 4 || values.size() == 6),
-                    "TORCH_GROUPED_STREAMK_MODEL must be four or six non-negative numbers a,b,c,d[,e,f]; got '", text,
-                    "'");
+  TORCH_CHECK_VALUE(valid && (values.size() == 4 || values.size() == 6), name,
+                    " must be four or six non-negative numbers a,b,c,d[,e,f]; got '", text, "'");
   values.resize(6, 0.0);
   return sched::StreamKModel{values[0], values[1], values[2], values[3], values[4], values[5]};
 }

@@ -1,34 +1,68 @@
 #include "streamk_plan_cache.h"
 
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace torch_grouped {
 namespace {
 
-// Every input of choose_streamk_plan: the model's constants too (syr2k scales its c).
-struct AutoPlanKey {
-  double a, b, c, d, e, f;
-  int64_t m, n, k, tile_m, tile_n, tile_k, grid;
-  bool may_separate;
-  bool operator==(const AutoPlanKey& o) const {
-    return a == o.a && b == o.b && c == o.c && d == o.d && e == o.e && f == o.f && m == o.m && n == o.n && k == o.k && tile_m == o.tile_m &&
-           tile_n == o.tile_n && tile_k == o.tile_k && grid == o.grid && may_separate == o.may_separate;
+// A choice's inputs, every one of them (the model's constants too: syr2k scales its c), as 64-bit
+// words: doubles by their bits, so that equal keys are exactly equal inputs.
+struct Key {
+  std::vector<int64_t> words;
+  void add(int64_t v) { words.push_back(v); }
+  void add(double v) {
+    int64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    words.push_back(bits);
   }
+  void add(const sched::StreamKModel& model) {
+    for (double v : {model.a, model.b, model.c, model.d, model.e, model.f}) add(v);
+  }
+  bool operator==(const Key& o) const { return words == o.words; }
 };
 
-struct AutoPlanKeyHash {
-  size_t operator()(const AutoPlanKey& key) const {
-    size_t h = std::hash<bool>{}(key.may_separate);
-    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-    for (double v : {key.a, key.b, key.c, key.d, key.e, key.f}) mix(std::hash<double>{}(v));
-    for (int64_t v : {key.m, key.n, key.k, key.tile_m, key.tile_n, key.tile_k, key.grid}) mix(std::hash<int64_t>{}(v));
+struct KeyHash {
+  size_t operator()(const Key& key) const {
+    size_t h = key.words.size();
+    for (int64_t v : key.words) h ^= std::hash<int64_t>{}(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h;
   }
 };
 
-constexpr size_t kMaxPlans = 4096;
+// Choices remembered by their inputs; thread-safe, and started over when full. `choose` runs
+// outside the lock: two threads may both make the same choice, which is harmless.
+template <typename Value>
+class Memo {
+ public:
+  template <typename Choose>
+  Value get(const Key& key, Choose&& choose) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = values_.find(key);
+      if (it != values_.end()) return it->second;
+    }
+    const Value value = choose();
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (values_.size() >= kMaxValues) values_.clear();
+    values_.emplace(key, value);
+    return value;
+  }
+
+ private:
+  static constexpr size_t kMaxValues = 4096;
+  std::mutex mutex_;
+  std::unordered_map<Key, Value, KeyHash> values_;
+};
+
+Key problem_key(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_k, int64_t grid, bool may_separate) {
+  Key key;
+  for (int64_t v : {m, n, k, tile_m, tile_k, grid, int64_t{may_separate}}) key.add(v);
+  return key;
+}
 
 }  // namespace
 
@@ -38,20 +72,26 @@ sched::StreamKPlan resolve_streamk_plan_cached(const sched::StreamKModel& model,
   if (!is_auto) {
     return sched::resolve_streamk_plan(model, d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid, may_separate);
   }
-  static std::mutex mutex;
-  static std::unordered_map<AutoPlanKey, sched::StreamKPlan, AutoPlanKeyHash> plans;
-  const AutoPlanKey key{model.a, model.b, model.c, model.d, model.e, model.f, m, n, k, tile_m, tile_n, tile_k, grid, may_separate};
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    const auto it = plans.find(key);
-    if (it != plans.end()) return it->second;
+  static Memo<sched::StreamKPlan> plans;
+  Key key = problem_key(m, n, k, tile_m, tile_k, grid, may_separate);
+  key.add(tile_n);
+  key.add(model);
+  return plans.get(key, [&] {
+    return sched::choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid, may_separate);
+  });
+}
+
+int64_t choose_streamk_tile_cached(const sched::StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,
+                                   int64_t tile_m, int64_t tile_k, int64_t grid, bool may_separate) {
+  static Memo<int64_t> tiles;
+  Key key = problem_key(m, n, k, tile_m, tile_k, grid, may_separate);
+  for (int i = 0; i < count; ++i) {
+    key.add(options[i].tile_n);
+    key.add(options[i].model);
   }
-  // Chosen outside the lock: two threads may both choose the same plan, which is harmless.
-  const sched::StreamKPlan plan = sched::choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid, may_separate);
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (plans.size() >= kMaxPlans) plans.clear();
-  plans.emplace(key, plan);
-  return plan;
+  return tiles.get(key, [&] {
+    return sched::choose_streamk_tile(options, count, m, n, k, tile_m, tile_k, grid, may_separate);
+  });
 }
 
 }  // namespace torch_grouped

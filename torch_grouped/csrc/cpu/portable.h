@@ -38,6 +38,9 @@ std::vector<at::Tensor> syr2k_tiled(at::TensorList a, at::TensorList b, at::Tens
 std::vector<at::Tensor> syr2k_composite(at::TensorList a, at::TensorList b, at::TensorList c,
                                         const std::string& uplo, double alpha, double beta);
 
+// The CPU path's Stream-K tile (M, N, K): small, so that small shapes still cut tiles.
+constexpr int64_t kCpuStreamKTile[3] = {64, 64, 32};
+
 // Runs the Stream-K plan CTA by CTA, with partial tiles and the fixup, as the GPU kernel does.
 // `sms` is the grid used for `grid = 0`.
 at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,

@@ -2,6 +2,7 @@
 // follows the GPU's schedule (syr2k's triangle walk, streamk_mm's partial tiles and fixup).
 #include <torch/library.h>
 
+#include "../common/checks.h"
 #include "portable.h"
 
 namespace torch_grouped {
@@ -15,6 +16,12 @@ at::Tensor streamk_mm_cpu(const at::Tensor& a, const at::Tensor& b, const std::s
   return streamk_mm_tiled(a, b, decomposition, splits, grid, kCpuGrid);
 }
 
+std::vector<int64_t> streamk_tile_cpu(const at::Tensor& a, const at::Tensor& b, int64_t grid) {
+  bool is_auto = false;
+  check_streamk(a, b, "auto", 0, grid, is_auto);
+  return {kCpuStreamKTile[0], kCpuStreamKTile[1], kCpuStreamKTile[2]};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CPU, m) {
@@ -24,6 +31,7 @@ TORCH_LIBRARY_IMPL(grouped, CPU, m) {
   m.impl("streamk_mm", &streamk_mm_cpu);
   m.impl("permute_copy", &permute_copy_portable);
   m.impl("layout_transform", &layout_transform_portable);
+  m.impl("_streamk_tile", &streamk_tile_cpu);
 }
 
 }  // namespace torch_grouped

@@ -202,6 +202,17 @@ std::vector<int64_t> choose_gemm_tile(at::IntArrayRef m, at::IntArrayRef n, at::
   return {t.m, t.n};
 }
 
+// sched::choose_streamk_tile over a 128 x 256 and a 128 x 128 tile (K 64), each with its
+// model's constants a..f: the width `auto` takes for m x n x k on `sms` CTAs.
+int64_t choose_streamk_tile(int64_t m, int64_t n, int64_t k, int64_t sms, at::ArrayRef<double> wide,
+                            at::ArrayRef<double> narrow) {
+  TORCH_CHECK_VALUE(wide.size() == 6 && narrow.size() == 6, "schedule: a model is six constants a..f");
+  TORCH_CHECK_VALUE(m > 0 && n > 0 && k > 0 && sms > 0, "schedule: sizes and sms must be positive");
+  auto model = [](at::ArrayRef<double> v) { return sched::StreamKModel{v[0], v[1], v[2], v[3], v[4], v[5]}; };
+  const sched::StreamKTileOption options[] = {{256, model(wide)}, {128, model(narrow)}};
+  return sched::choose_streamk_tile(options, 2, m, n, k, 128, 64, sms, /*may_separate=*/true);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
@@ -212,6 +223,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_schedule_grouped", &schedule_grouped);
   m.impl("_schedule_rank2k", &schedule_rank2k);
   m.impl("_schedule_streamk", &schedule_streamk);
+  m.impl("_choose_streamk_tile", &choose_streamk_tile);
 }
 
 }  // namespace torch_grouped

@@ -16,7 +16,7 @@ at::Tensor streamk_mm_tiled(const at::Tensor& a, const at::Tensor& b,
   bool is_auto = false;
   const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
   const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
-  constexpr int64_t tm = 64, tn = 64, tk = 32;
+  constexpr int64_t tm = kCpuStreamKTile[0], tn = kCpuStreamKTile[1], tk = kCpuStreamKTile[2];
   const int64_t g = grid > 0 ? grid : sms;
   const sched::StreamKPlan plan =
       resolve_streamk_plan_cached(streamk_model_from_env(sched::StreamKModel{}), d, is_auto, splits, m, n, k, tm, tn, tk, g, /*may_separate=*/true);

@@ -16,6 +16,7 @@ TORCH_LIBRARY_IMPL(grouped, CUDA, m) {
   m.impl("streamk_mm", &streamk_mm_cuda);
   m.impl("permute_copy", &permute_copy_cuda);
   m.impl("layout_transform", &layout_transform_cuda);
+  m.impl("_streamk_tile", &streamk_tile_cuda);
 }
 
 }  // namespace torch_grouped

@@ -35,40 +35,58 @@ namespace {
 using kernels::kStreamKConsumers;
 using kernels::kStreamKTileM;
 
-// The model fitted for this GPU (benchmarks/calibrate_streamk.py), else the defaults; either
-// replaced by TORCH_GROUPED_STREAMK_MODEL (read once per device and process: cached_model).
-sched::StreamKModel model_for(int device) {
+// The models fitted for this GPU (benchmarks/calibrate_streamk.py), else the defaults; each
+// replaced by its environment variable (common/streamk_model_env.h; read once per device and
+// process: cached_models).
+StreamKModels models_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  sched::StreamKModel fitted{};
+  StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel};
   for (const auto& c : sched::kStreamKCalibrations)
-    if (std::strcmp(c.device_name, prop.name) == 0) fitted = c.model;
-  return streamk_model_from_env(fitted);
-}
-
-// The tile's width: 128 x 256, the most efficient, unless the output is at most 128 wide (half of
-// every 256-wide tile would be padding). TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for
-// the benchmarks' sweeps (whether small problems, whose few wide tiles leave most SMs idle, are
-// better served by narrow ones); unset or empty: the rule above.
-int streamk_tile_n(int64_t n) {
-  const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
-  if (v == nullptr || *v == '\0') return n <= 128 ? 128 : 256;
-  const std::string name(v);
-  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256",
-                    "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
-  return name == "128x128" ? 128 : 256;
+    if (std::strcmp(c.device_name, prop.name) == 0) fitted = {c.wide, c.narrow};
+  return {streamk_model_from_env(fitted.wide), streamk_model_from_env(fitted.narrow, kStreamKNarrowModelVariable)};
 }
 
 }  // namespace
 
-const sched::StreamKModel& cached_model(int device) {
+const StreamKModels& cached_models(int device) {
   static std::mutex mutex;
-  static std::map<int, sched::StreamKModel> models;
+  static std::map<int, StreamKModels> models;
   const std::lock_guard<std::mutex> lock(mutex);
   auto it = models.find(device);
-  if (it == models.end()) it = models.emplace(device, model_for(device)).first;
+  if (it == models.end()) it = models.emplace(device, models_for(device)).first;
   return it->second;
 }
+
+namespace {
+
+// The tile's width for an m x n x k product on `grid` CTAs: 128 when the output is at most 128
+// wide (half of every 256-wide tile would be padding), else the one whose best plan the model
+// predicts fastest (sched::choose_streamk_tile), the same for every decomposition of the shape.
+// TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for the benchmarks' sweeps of each tile's
+// plans; unset or empty: the choice above.
+int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid) {
+  const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
+  if (v != nullptr && *v != '\0') {
+    const std::string name(v);
+    TORCH_CHECK_VALUE(name == "128x128" || name == "128x256",
+                      "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
+    return name == "128x128" ? 128 : 256;
+  }
+  if (n <= 128) return 128;
+  const StreamKModels& models = cached_models(device);
+  const sched::StreamKTileOption options[] = {{256, models.wide}, {128, models.narrow}};
+  return static_cast<int>(
+      choose_streamk_tile_cached(options, 2, m, n, k, kStreamKTileM, kTileK, grid, /*may_separate=*/true));
+}
+
+// One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
+int64_t persistent_grid(int device, int64_t grid) {
+  const int64_t resident = multiprocessor_count(device);
+  return grid > 0 ? std::min(grid, resident) : resident;
+}
+
+}  // namespace
 
 // The fixup's tile counters for a launch on `stream`. The kernel leaves every counter it touches
 // at zero again, so each stream keeps one zeroed buffer for all its launches; a larger need adds
@@ -109,8 +127,10 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   kernels::GroupedGemmArgs p{};
   std::vector<at::Tensor> keep;
   const bool k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
-  const int tile_n = streamk_tile_n(n);
   const int device = a.get_device();
+  const int64_t g = persistent_grid(device, grid);
+  const int tile_n = streamk_tile_n(device, m, n, k, g);
+  const StreamKModels& models = cached_models(device);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
   StagedOperands operands;
   const int ia = operands.add(a), ib = operands.add(b, /*transposed=*/k_major);
@@ -118,10 +138,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (!operands[ia] || !operands[ib]) return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
   p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
   p.b_map = b_map(*operands[ib], k_major, tile_n, a.scalar_type());
-  // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
-  const int64_t resident = multiprocessor_count(device);
-  const int64_t g = grid > 0 ? std::min(grid, resident) : resident;
-  p.streamk = resolve_streamk_plan_cached(cached_model(device), d, is_auto, splits, m, n, k, kStreamKTileM, tile_n,
+  p.streamk = resolve_streamk_plan_cached(tile_n == 256 ? models.wide : models.narrow, d, is_auto, splits, m, n, k, kStreamKTileM, tile_n,
                                           kTileK, g, /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
   p.m = m, p.n = n, p.k = k;
@@ -147,6 +164,14 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (p.streamk.separate_fixup)
     launch_streamk_reduce(p.streamk, p.workspace, kStreamKTileM, tile_n, {out.data_ptr(), m, n, n, p.out_kind}, stream);
   return out;
+}
+
+std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid) {
+  bool is_auto = false;
+  check_streamk(a, b, "auto", 0, grid, is_auto);
+  const int device = a.get_device();
+  const int64_t g = persistent_grid(device, grid);
+  return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g), kTileK};
 }
 
 }  // namespace torch_grouped

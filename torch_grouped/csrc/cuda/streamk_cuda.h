@@ -14,10 +14,20 @@ namespace torch_grouped {
 at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
                            int64_t splits, int64_t grid);
 
-// Shared with syr2k's Stream-K path: the Stream-K model fitted for this device (else the
-// defaults), and the fixup's tile counters for a launch on `stream` (zero at launch, left at zero
-// by the kernel; a capture's fresh buffer is kept in `keep`).
-const sched::StreamKModel& cached_model(int device);
+// The private op _streamk_tile: {tile_m, tile_n, tile_k} of the kernel streamk_mm(a, b, grid=grid)
+// runs (auto's choice of width), for the tests and the benchmarks' sweeps.
+std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid);
+
+// The Stream-K models fitted for this device per tile (else the defaults).
+struct StreamKModels {
+  sched::StreamKModel wide;    // 128 x 256 tiles
+  sched::StreamKModel narrow;  // 128 x 128 tiles
+};
+
+// Shared with syr2k's Stream-K path: this device's models, and the fixup's tile counters for a
+// launch on `stream` (zero at launch, left at zero by the kernel; a capture's fresh buffer is
+// kept in `keep`).
+const StreamKModels& cached_models(int device);
 int32_t* tile_counters(const at::Device& device, cudaStream_t stream, int64_t count, std::vector<at::Tensor>& keep);
 
 }  // namespace torch_grouped

@@ -33,6 +33,11 @@ struct StreamKModel {
   double f = 0.0;
 };
 
+// The defaults for 128 x 128 tiles on a GPU without a calibration, in the same units (one
+// 128 x 256 iteration): the H100's ratios of the narrow tile's a and c to the wide one's (0.68,
+// 0.66; session 12's fit), the other terms as the wide tile's.
+inline constexpr StreamKModel kDefaultNarrowModel{2.7, 3.0, 0.66, 1.5, 0.0, 0.0};
+
 // The fp32 partial tiles of `tile_elements` elements that `stats` counts beyond one per cut tile, in MB.
 inline double extra_partials_mb(const FixupStats& stats, int64_t tile_elements) {
   return static_cast<double>(stats.extra_partials) * static_cast<double>(tile_elements) * 4.0 / (1 << 20);
@@ -61,9 +66,10 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan,
 
 // `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter
 // of the grid) that minimises the model on at most `sms` CTAs.
+// `predicted`, when given, receives the chosen plan's predicted time.
 inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int64_t n, int64_t k,
                                        int64_t tile_m, int64_t tile_n, int64_t tile_k, int64_t sms,
-                                       bool may_separate) {
+                                       bool may_separate, double* predicted = nullptr) {
   StreamKPlan best = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
                                        Decomposition::DataParallel, 1, sms);
   double best_time = predicted_time(model, best, tile_m * tile_n);
@@ -86,6 +92,31 @@ inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int
                                             Decomposition::SplitK, s, sms, may_separate);
     const double t = predicted_time(model, p, tile_m * tile_n);
     if (t < best_time) best = p, best_time = t;
+  }
+  if (predicted != nullptr) *predicted = best_time;
+  return best;
+}
+
+// A tile width the Stream-K kernel offers for streamk_mm and the model fitted on it: the constants
+// differ per tile (a 128 x 128 iteration is half the MACs of a 128 x 256 one, but costs about two
+// thirds of its time: it reads more operand bytes per MAC; H100, session 12).
+struct StreamKTileOption {
+  int64_t tile_n;
+  StreamKModel model;
+};
+
+// `auto`'s tile: the option whose best plan the model predicts fastest (the first on a tie).
+// Narrow tiles win where wide ones leave SMs idle (few output tiles, short K); wide ones where
+// every SM is busy anyway. The tile is chosen per shape, for every decomposition, so that
+// `data_parallel` and `auto` of one shape run the same tile (the benchmark compares them so).
+inline int64_t choose_streamk_tile(const StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,
+                                   int64_t tile_m, int64_t tile_k, int64_t sms, bool may_separate) {
+  int64_t best = options[0].tile_n;
+  double best_time = 0.0;
+  for (int i = 0; i < count; ++i) {
+    double t = 0.0;
+    choose_streamk_plan(options[i].model, m, n, k, tile_m, options[i].tile_n, tile_k, sms, may_separate, &t);
+    if (i == 0 || t < best_time) best = options[i].tile_n, best_time = t;
   }
   return best;
 }
