@@ -22,6 +22,7 @@
 #include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
+#include "../sched/rank2k_calibration.h"
 #include "../sched/streamk_calibration.h"
 #include "device_info.h"
 #include "list_launch.h"
@@ -41,10 +42,16 @@ using kernels::kStreamKTileM;
 StreamKModels models_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel};
+  StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel, sched::StreamKModel{}};
   for (const auto& c : sched::kStreamKCalibrations)
-    if (std::strcmp(c.device_name, prop.name) == 0) fitted = {c.wide, c.narrow};
-  return {streamk_model_from_env(fitted.wide), streamk_model_from_env(fitted.narrow, kStreamKNarrowModelVariable)};
+    if (std::strcmp(c.device_name, prop.name) == 0) fitted.wide = c.wide, fitted.narrow = c.narrow;
+  // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
+  fitted.rank2k = fitted.wide;
+  fitted.rank2k.c *= 0.5;
+  for (const auto& c : sched::kRank2KCalibrations)
+    if (std::strcmp(c.device_name, prop.name) == 0) fitted.rank2k = c.model;
+  return {streamk_model_from_env(fitted.wide), streamk_model_from_env(fitted.narrow, kStreamKNarrowModelVariable),
+          fitted.rank2k};
 }
 
 }  // namespace

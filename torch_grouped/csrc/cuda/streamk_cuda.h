@@ -18,10 +18,11 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
 // runs (auto's choice of width), for the tests and the benchmarks' sweeps.
 std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid);
 
-// The Stream-K models fitted for this device per tile (else the defaults).
+// The Stream-K models of this device (else the defaults): streamk_mm's per tile, syr2k's.
 struct StreamKModels {
-  sched::StreamKModel wide;    // 128 x 256 tiles
-  sched::StreamKModel narrow;  // 128 x 128 tiles
+  sched::StreamKModel wide;    // streamk_mm, 128 x 256 tiles
+  sched::StreamKModel narrow;  // streamk_mm, 128 x 128 tiles
+  sched::StreamKModel rank2k;  // syr2k's one-problem plan (sched/rank2k_calibration.h)
 };
 
 // Shared with syr2k's Stream-K path: this device's models, and the fixup's tile counters for a

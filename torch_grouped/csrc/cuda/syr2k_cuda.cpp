@@ -47,11 +47,7 @@ sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles
   bool is_auto = true;
   const sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
   const int64_t count = tiles.count(n, n), iters = 2 * sched::ceil_div(k, kTileK);
-  // The model was fitted on streamk_mm's 128x256 tiles: an iteration of a 128x128 tile costs half.
-  // (Unscaled, n = 1024 took Stream-K at 37 µs against 33 µs for the plain walk, run 27.)
-  sched::StreamKModel model = cached_models(device).wide;
-  model.c *= double(kTile) * kTile / (double(kernels::kStreamKTileM) * 256);
-  return resolve_streamk_plan_cached(model, d, is_auto, 0, kTile, count * kTile, iters * kTileK, kTile, kTile, kTileK,
+  return resolve_streamk_plan_cached(cached_models(device).rank2k, d, is_auto, 0, kTile, count * kTile, iters * kTileK, kTile, kTile, kTileK,
                                      multiprocessor_count(device), /*may_separate=*/false);
 }
 

@@ -445,21 +445,35 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     const int64_t base_col = Transposed ? row0 + Cfg::first_row(warpgroup) : col0 + chunk * W;
     const int base_offset = int(reinterpret_cast<uintptr_t>(c + base_row * q.ldc + base_col) % 16);
     const int row_offset = int((q.ldc * int64_t(sizeof(Out))) % 16);  // what each further row adds
-    auto shift = [&](int rr) { return vector ? 0 : ((base_offset + rr * row_offset) % 16) / int(sizeof(Out)); };
+    auto shift = [&](int rr) { return ((base_offset + rr * row_offset) % 16) / int(sizeof(Out)); };  // (unaligned rows)
     // WGMMA accumulators of a 64 x N warpgroup tile are ((2, 2, N/8)): values 4j .. 4j+3 hold
-    // columns 8j .. 8j+7, so a W-column chunk is exactly W/2 consecutive values.
-    CUTE_UNROLL
-    for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
-      const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
-      if constexpr (Transposed) {
-        stage[col * P + r + shift(col)] = from_float<Out>(acc(i));
-        stage[(col + 1) * P + r + shift(col + 1)] = from_float<Out>(acc(i + 1));
-      } else if (vector) {
-        store_pair(stage + r * P + col, acc(i), acc(i + 1));
-      } else {  // a shifted pair may straddle a word: element by element
-        const int at = r * P + col + shift(r);
-        stage[at] = from_float<Out>(acc(i));
-        stage[at + 1] = from_float<Out>(acc(i + 1));
+    // columns 8j .. 8j+7, so a W-column chunk is exactly W/2 consecutive values. The aligned and
+    // the shifted staging are separate loops, so that aligned rows pay nothing for the shift (its
+    // arithmetic per element, selected away inside one loop, is the suspect of syr2k's slowdown in
+    // session 11: bf16 n8192 k1024 364 -> 432 µs, H100, session 12).
+    if (vector) {
+      CUTE_UNROLL
+      for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
+        const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
+        if constexpr (Transposed) {
+          stage[col * P + r] = from_float<Out>(acc(i));
+          stage[(col + 1) * P + r] = from_float<Out>(acc(i + 1));
+        } else {
+          store_pair(stage + r * P + col, acc(i), acc(i + 1));
+        }
+      }
+    } else {
+      CUTE_UNROLL
+      for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
+        const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
+        if constexpr (Transposed) {
+          stage[col * P + r + shift(col)] = from_float<Out>(acc(i));
+          stage[(col + 1) * P + r + shift(col + 1)] = from_float<Out>(acc(i + 1));
+        } else {  // a shifted pair may straddle a word: element by element
+          const int at = r * P + col + shift(r);
+          stage[at] = from_float<Out>(acc(i));
+          stage[at + 1] = from_float<Out>(acc(i + 1));
+        }
       }
     }
     // A shifted row's last 16-byte piece reaches into the next chunk: its first columns (one group
