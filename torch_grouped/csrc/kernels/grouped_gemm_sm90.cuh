@@ -448,9 +448,9 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     auto shift = [&](int rr) { return ((base_offset + rr * row_offset) % 16) / int(sizeof(Out)); };  // (unaligned rows)
     // WGMMA accumulators of a 64 x N warpgroup tile are ((2, 2, N/8)): values 4j .. 4j+3 hold
     // columns 8j .. 8j+7, so a W-column chunk is exactly W/2 consecutive values. The aligned and
-    // the shifted staging are separate loops, so that aligned rows pay nothing for the shift (its
-    // arithmetic per element, selected away inside one loop, is the suspect of syr2k's slowdown in
-    // session 11: bf16 n8192 k1024 364 -> 432 µs, H100, session 12).
+    // the shifted staging are separate loops: in one loop the shift's arithmetic, selected away
+    // per element, cost syr2k bf16 n8192 k1024 432 µs against 349 split, 4096 x 4095 x 1024 75 µs
+    // against 67 (H100, session 12).
     if (vector) {
       CUTE_UNROLL
       for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
