@@ -245,3 +245,40 @@ def test_forced_tile_takes_its_kernel(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "64x128")
     with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '64x128'"):
         tg.streamk_mm(a, b)
+
+
+@pytest.mark.parametrize("decomposition", ["auto", "data_parallel", "stream_k"])
+def test_dependent_launch_chain(decomposition):
+    """The matmul kernels launch as programmatic dependents of the kernel before them (their
+    prologue overlaps its tail): each call of a chain reads the previous call's output at once,
+    through an operand copy (K = 130: rows of 260 bytes that TMA cannot address) or directly."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(700, 130, generator=g).to("cuda", torch.bfloat16)
+    weights = [torch.randn(130, n, generator=g).to("cuda", torch.bfloat16) / 10 for n in (130, 130, 264, 130)]
+    for w in weights:
+        poison()
+        y = tg.streamk_mm(x[:, : w.shape[0]], w, decomposition=decomposition)
+        check(y, x[:, : w.shape[0]], w)
+        x = y
+
+
+def test_dependent_launch_switch():
+    """TORCH_GROUPED_PDL=0 launches the matmul kernels plainly, with bitwise the same results (a
+    fresh process each: the switch is read once); another value is an error."""
+    import subprocess
+    import sys
+    script = ("import torch, torch_grouped as tg\n"
+              "g = torch.Generator().manual_seed(0)\n"
+              "a = torch.randn(708, 140, generator=g).cuda().bfloat16()\n"
+              "b = torch.randn(140, 830, generator=g).cuda().bfloat16()\n"
+              "print(tg.streamk_mm(tg.streamk_mm(a, b)[:, :140], b).float().sum().item())\n")
+
+    def run(value):
+        env = {**__import__("os").environ, "TORCH_GROUPED_PDL": value}
+        return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+
+    on, off = run("1"), run("0")
+    assert on.returncode == 0 and off.returncode == 0, on.stderr + off.stderr
+    assert on.stdout == off.stdout
+    bad = run("yes")
+    assert bad.returncode != 0 and "TORCH_GROUPED_PDL must be 0 or 1; got 'yes'" in bad.stderr

@@ -2,6 +2,7 @@
 // (kernels/tensormap_patch.cuh); the group's start is the kernel's K coordinate (k_origin).
 #include <c10/cuda/CUDAException.h>
 
+#include "../kernels/dependent_launch.cuh"
 #include "../kernels/grouped_gemm_args.h"
 #include "../kernels/tensormap_patch.cuh"
 #include "k_grouped_maps.h"
@@ -10,6 +11,7 @@ namespace torch_grouped {
 namespace {
 
 __global__ void build_k_grouped_maps_kernel(const __grid_constant__ KGroupedMapsArgs p) {
+  kernels::allow_dependent_launch();  // the matmul kernel after it waits for the maps
   const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= 2 * p.groups) return;
   const int32_t g = i / 2;

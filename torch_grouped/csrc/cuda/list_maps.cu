@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "../kernels/dependent_launch.cuh"
 #include "../kernels/tensormap_patch.cuh"
 #include "list_maps.h"
 
@@ -45,12 +46,14 @@ __device__ __forceinline__ void build_map(const ListMapsArgs& p, const kernels::
 }
 
 __global__ void build_list_maps_kernel(const __grid_constant__ ListMapsArgs p) {
+  kernels::allow_dependent_launch();  // the matmul kernel after it waits for the maps
   build_map(p, p.list, blockIdx.x * blockDim.x + threadIdx.x);
 }
 
 template <size_t N>
 __global__ void upload_list_maps_kernel(const __grid_constant__ ListMapsArgs p, const __grid_constant__ InlineUpload<N> up,
                                         uint8_t* __restrict__ dst) {
+  kernels::allow_dependent_launch();  // the matmul kernel after it waits for the maps
   const uint4* words = reinterpret_cast<const uint4*>(up.data);
   for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < up.bytes / 16; w += gridDim.x * blockDim.x)
     reinterpret_cast<uint4*>(dst)[w] = words[w];

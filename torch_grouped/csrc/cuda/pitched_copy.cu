@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "../kernels/dependent_launch.cuh"
 #include "pitched_copy.h"
 
 namespace torch_grouped {
@@ -23,6 +24,8 @@ struct JobBatch {
 __host__ __device__ int64_t chunks_of(const PitchedCopyJob& job) { return job.batch * job.outer * (job.pitch / 8); }
 
 __global__ void __launch_bounds__(kThreads) pitched_copy_kernel(const __grid_constant__ JobBatch jobs) {
+  // The matmul kernel after the copies may launch now and run its prologue; it waits for them.
+  kernels::allow_dependent_launch();
   int j = 0;
   while (j + 1 < jobs.count && int64_t(blockIdx.x) >= jobs.job[j + 1].first_block) ++j;
   const PitchedCopyJob& job = jobs.job[j];

@@ -17,6 +17,8 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include <cute/arch/copy_sm90_desc.hpp>
@@ -29,6 +31,7 @@
 #include <cutlass/pipeline/sm90_pipeline.hpp>
 
 #include "../sched/warp_visitor.cuh"
+#include "dependent_launch.cuh"
 #include "float_convert.cuh"
 #include "grouped_gemm_args.h"
 #include "streamk_fixup.cuh"
@@ -769,6 +772,11 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
   } else {
     __syncthreads();
   }
+  // Launched as a programmatic dependent (launch_grouped_gemm): everything above overlapped the
+  // previous kernel's tail; its writes (operand copies, device-built tensor maps, the output's
+  // producer) are visible after the wait. The next kernel may then start its own prologue.
+  wait_for_prior_grid();
+  allow_dependent_launch();
 
   if (warpgroup == 0) {
     cutlass::arch::warpgroup_reg_dealloc<Cfg::ProducerRegs>();
@@ -799,14 +807,37 @@ void prepare_grouped_gemm(int device) {
   }
 }
 
+// Whether the matmul kernels launch as programmatic dependents of the kernel before them
+// (dependent_launch.cuh): TORCH_GROUPED_PDL=0 turns it off (A/B runs); unset or 1: on. Read once.
+inline bool dependent_launch_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TORCH_GROUPED_PDL");
+    if (v == nullptr || *v == '\0') return true;
+    const std::string value(v);
+    TORCH_CHECK_VALUE(value == "0" || value == "1", "TORCH_GROUPED_PDL must be 0 or 1; got '", value, "'");
+    return value == "1";
+  }();
+  return enabled;
+}
+
+// The launch configuration of `grid` CTAs on `stream`: clusters where the configuration has them,
+// and the programmatic-dependent attribute when `dependent` (`attrs` holds the attributes).
 template <class Cfg>
-cudaLaunchConfig_t cluster_launch_config(int grid, cudaStream_t stream, cudaLaunchAttribute& cluster) {
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = Cfg::ClusterM, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+cudaLaunchConfig_t grouped_gemm_launch_config(int grid, cudaStream_t stream, bool dependent, cudaLaunchAttribute (&attrs)[2]) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(grid), config.blockDim = dim3(Cfg::Threads);
   config.dynamicSmemBytes = Cfg::SmemBytes, config.stream = stream;
-  config.attrs = &cluster, config.numAttrs = 1;
+  config.attrs = attrs, config.numAttrs = 0;
+  if constexpr (Cfg::ClusterM > 1) {
+    cudaLaunchAttribute& cluster = attrs[config.numAttrs++];
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = Cfg::ClusterM, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+  }
+  if (dependent) {
+    cudaLaunchAttribute& serialization = attrs[config.numAttrs++];
+    serialization.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    serialization.val.programmaticStreamSerializationAllowed = 1;
+  }
   return config;
 }
 
@@ -824,8 +855,8 @@ int resident_grouped_gemm_ctas(int device) {
   ctas = sms * Cfg::CtasPerSm;
   if constexpr (Cfg::ClusterM > 1) {
     prepare_grouped_gemm<Cfg>(device);
-    cudaLaunchAttribute cluster;
-    const cudaLaunchConfig_t config = cluster_launch_config<Cfg>(sms * Cfg::ClusterM, nullptr, cluster);
+    cudaLaunchAttribute attrs[2];
+    const cudaLaunchConfig_t config = grouped_gemm_launch_config<Cfg>(sms * Cfg::ClusterM, nullptr, false, attrs);
     int clusters = 0;
     C10_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_gemm_sm90_kernel<Cfg>, &config));
     TORCH_CHECK(clusters > 0, "torch_grouped: no cluster of ", Cfg::ClusterM, " CTAs fits on device ", device);
@@ -841,15 +872,10 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
   prepare_grouped_gemm<Cfg>(device);
-  if constexpr (Cfg::ClusterM > 1) {
-    TORCH_INTERNAL_ASSERT(grid % Cfg::ClusterM == 0, "a clustered grid of ", grid, " CTAs");
-    cudaLaunchAttribute cluster;
-    const cudaLaunchConfig_t config = cluster_launch_config<Cfg>(grid, stream, cluster);
-    C10_CUDA_CHECK(cudaLaunchKernelEx(&config, grouped_gemm_sm90_kernel<Cfg>, args));
-  } else {
-    grouped_gemm_sm90_kernel<Cfg><<<grid, Cfg::Threads, Cfg::SmemBytes, stream>>>(args);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  TORCH_INTERNAL_ASSERT(grid % Cfg::ClusterM == 0, "a clustered grid of ", grid, " CTAs");
+  cudaLaunchAttribute attrs[2];
+  const cudaLaunchConfig_t config = grouped_gemm_launch_config<Cfg>(grid, stream, dependent_launch_enabled(), attrs);
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&config, grouped_gemm_sm90_kernel<Cfg>, args));
 }
 
 // Defines the launcher `NAME` of one configuration (csrc/instantiations/, one per file), and
