@@ -12,7 +12,7 @@ what `auto` would choose with the fitted constants (tile and plan) against the b
 configuration.
 
     python benchmarks/calibrate_streamk.py [--sweep FILE.json [FILE.json ...] | --out PREFIX [--rep MS]]
-                                           [--write-header [--header PATH]]
+                                           [--leave-one-out] [--write-header [--header PATH]]
 
 --sweep reads saved sweeps (streamk_sweep.py --out; one per tile, --tile) instead of measuring
 again; measuring on a GPU sweeps both tiles (--out PREFIX saves PREFIX_128x256.json and
@@ -122,6 +122,24 @@ def pick_loss(models, shapes):
     return streamk_sweep.geomean(chosen["us"] / best["us"] for _, best, chosen, _ in picks(models, shapes))
 
 
+def fit_both(points, tiles):
+    """Both weightings' fits (main keeps the one whose picks lose least)."""
+    return {w: fit(points, w, tiles) for w in ("absolute", "relative")}
+
+
+def leave_one_out(shapes, tiles):
+    """Geomean of (time of the pick / best time) per shape, each shape picked by a fit of the
+    others (weighting chosen on the others too): how well the model carries to unseen shapes."""
+    losses = []
+    for held in shapes:
+        others = {s: rows for s, rows in shapes.items() if s != held}
+        points = [p for rows in others.values() for p in streamk_sweep.candidates(rows)]
+        fits = fit_both(points, tiles)
+        models = fits[min(fits, key=lambda w: pick_loss(fits[w], others))]
+        losses += [chosen["us"] / best["us"] for _, best, chosen, _ in picks(models, {held: shapes[held]})]
+    return streamk_sweep.geomean(losses)
+
+
 def label(record):
     return f"{record['label']}/{tile_of(record)}"
 
@@ -205,6 +223,8 @@ def main(argv=None):
     parser.add_argument("--sweep", nargs="+", default=None, help="saved sweeps (streamk_sweep.py --out) instead of measuring")
     parser.add_argument("--out", default=None, help="when measuring: save the sweeps too, as PREFIX_<tile>.json")
     parser.add_argument("--rep", type=int, default=100, help="when measuring: ms of timed calls per configuration")
+    parser.add_argument("--leave-one-out", action="store_true",
+                        help="also fit without each shape in turn and judge the pick on it (a fit per shape: slow)")
     parser.add_argument("--write-header", action="store_true")
     parser.add_argument("--header", default=None, help=f"where to write (default {os.path.relpath(HEADER, ROOT)})")
     args = parser.parse_args(argv)
@@ -226,14 +246,15 @@ def main(argv=None):
     disagree = [c for c in checked if not streamk_sweep.features_agree(*c[0], c[1], data["sms"])]
     print(f"features check: the default model's pick equals the op's auto plan on "
           f"{len(checked) - len(disagree)} of {len(checked)} shapes and tiles" + (f" (NOT on {disagree})" if disagree else ""))
-    # Two weightings; keep the one whose picks lose least against the best measured configuration.
-    fits = {w: fit(points, w, tiles) for w in ("absolute", "relative")}
+    fits = fit_both(points, tiles)
     for w, models in fits.items():
         print(f"{w:>8} fit: " + "; ".join(f"tile {t}: " + " ".join(f"{n}={c:.4g}" for n, c in zip(TERMS, models[t]))
                                            for t in tiles) + f" (µs); picks lose {pick_loss(models, shapes):.3f}x geomean")
     weighting = min(fits, key=lambda w: pick_loss(fits[w], shapes))
     models = fits[weighting]
     print(f"kept the {weighting} fit")
+    if args.leave_one_out:
+        print(f"leave-one-shape-out picks vs the best measured: {leave_one_out(shapes, tiles):.3f}x geomean")
     print_points(models, points)
     print_picks(models, shapes)
     print(f"model's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean (1.000: always the best)")

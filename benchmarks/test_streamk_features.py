@@ -141,3 +141,25 @@ def test_shipped_header_compiles(tmp_path):
     source.write_text(f'#include "{calibrate_streamk.HEADER}"\n'
                       "static_assert(sizeof(torch_grouped::sched::kStreamKCalibrations) > 0);\n")
     subprocess.run([compiler, "-std=c++20", "-fsyntax-only", str(source)], check=True)
+
+
+def test_shipped_header_is_the_fit_of_the_saved_sweeps():
+    """The H100 entry of streamk_calibration.h is what calibrate_streamk.py fits on the sweeps
+    kept in benchmarks/data (its GENERATED line names them): refitting reproduces it, and the
+    picks of that fit, also for shapes left out of it, lose little against the best measured."""
+    import re
+    header = open(calibrate_streamk.HEADER).read()
+    sweeps = re.search(r"--sweep ((?:\S+\.json ?)+)", header).group(1).split()
+    loaded = [streamk_sweep.load(os.path.join(calibrate_streamk.ROOT, path)) for path in sweeps]
+    records = [r for d in loaded for r in d["records"]]
+    shapes = streamk_sweep.by_shape(records)
+    points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
+    tiles = [calibrate_streamk.WIDE, calibrate_streamk.NARROW]
+    fits = calibrate_streamk.fit_both(points, tiles)
+    models = fits[min(fits, key=lambda w: calibrate_streamk.pick_loss(fits[w], shapes))]
+    entry = re.search(r'\{"NVIDIA H100 80GB HBM3", StreamKModel\{([^}]*)\},\s*StreamKModel\{([^}]*)\}\}', header)
+    for tile, text in zip(tiles, entry.groups()):
+        shipped = [float(v) for v in text.split(",")]
+        assert shipped == pytest.approx(models[tile], rel=1e-3, abs=1e-9), tile
+    assert calibrate_streamk.pick_loss(models, shapes) < 1.05
+    assert calibrate_streamk.leave_one_out(shapes, tiles) < 1.05
