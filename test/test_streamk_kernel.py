@@ -235,6 +235,16 @@ def test_auto_tile_takes_its_kernel(m, n, k):
         assert any(f"bfloat16_t, 128, {tile_n}," in name for name in names), (decomposition, names)
 
 
+@pytest.mark.parametrize("m, n, k", [(0, 300, 64), (300, 300, 0), (0, 0, 0), (64, 0, 64)])
+def test_tile_of_empty_problems(m, n, k):
+    """_streamk_tile answers for empty problems too (no plan to weigh), and streamk_mm returns the
+    empty or zero output."""
+    a, b = operands(m, n, k)
+    assert torch.ops.grouped._streamk_tile(a, b)[1] in (128, 256)
+    out = tg.streamk_mm(a, b)
+    assert out.shape == (m, n) and (out == 0).all()
+
+
 def test_forced_tile_takes_its_kernel(monkeypatch):
     """TORCH_GROUPED_STREAMK_TILE runs the kernel it names; another value is an error."""
     a, b = operands(300, 1000, 512)

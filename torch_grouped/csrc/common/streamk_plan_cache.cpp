@@ -9,8 +9,8 @@
 namespace torch_grouped {
 namespace {
 
-// A choice's inputs, every one of them (the model's constants too: syr2k scales its c), as 64-bit
-// words: doubles by their bits, so that equal keys are exactly equal inputs.
+// A choice's inputs, every one of them (the model's constants too: each tile and syr2k have their
+// own), as 64-bit words: doubles by their bits, so that equal keys are exactly equal inputs.
 struct Key {
   std::vector<int64_t> words;
   void add(int64_t v) { words.push_back(v); }

@@ -1,8 +1,8 @@
 // The Stream-K plans and tiles that `auto` chose, remembered by their inputs. The model weighs a
 // dozen plans per call and tile (sched::choose_streamk_plan: 5–11 µs of host per call on a 2-core
 // x86 machine, each candidate walking the grid's CTAs for its fixup statistics), which a small
-// matmul's call notices; a model runs the same shapes over and over. Host only; shared by the CPU and CUDA
-// paths of streamk_mm and by syr2k's one-problem plan.
+// matmul's call notices; a model runs the same shapes over and over. Host only; shared by the CPU
+// and CUDA paths of streamk_mm and by syr2k's one-problem plan.
 #pragma once
 #include <cstdint>
 

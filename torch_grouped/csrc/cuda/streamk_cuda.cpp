@@ -36,9 +36,9 @@ namespace {
 using kernels::kStreamKConsumers;
 using kernels::kStreamKTileM;
 
-// The models fitted for this GPU (benchmarks/calibrate_streamk.py), else the defaults; each
-// replaced by its environment variable (common/streamk_model_env.h; read once per device and
-// process: cached_models).
+// The models of this GPU (streamk_mm's fitted by benchmarks/calibrate_streamk.py, syr2k's
+// hand-kept), else the defaults; streamk_mm's each replaced by its environment variable
+// (common/streamk_model_env.h; read once per device and process: cached_models).
 StreamKModels models_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -81,6 +81,7 @@ int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid) {
     return name == "128x128" ? 128 : 256;
   }
   if (n <= 128) return 128;
+  if (m == 0 || k == 0) return 256;  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
   const sched::StreamKTileOption options[] = {{256, models.wide}, {128, models.narrow}};
   return static_cast<int>(
