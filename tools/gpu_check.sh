@@ -7,7 +7,7 @@
 #   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default $DEFAULT_SANITIZE below,
 #              made of the SANITIZE_AREAS given: layout rank2k streamk grouped),
-#              RACECHECK (the expression for racecheck, default $SANITIZE or else $DEFAULT_RACECHECK),
+#              RACECHECK (the expression for racecheck, default $SANITIZE or else $DEFAULT_RACECHECK, by the same areas),
 #              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1,
 #              SWEEP (sections of tools/sweep_tiles.py to run last, e.g. wgrad; SWEEP_TIMEOUT s, default 200).
 set -uo pipefail
@@ -31,9 +31,20 @@ for area in ${SANITIZE_AREAS:-layout rank2k streamk grouped}; do
   DEFAULT_SANITIZE="${DEFAULT_SANITIZE:+$DEFAULT_SANITIZE or }${SANITIZE_AREA[$area]}"
 done
 
-# racecheck's default: the kernels that share memory between threads, a few cases each (check a new
-# expression with `pytest --collect-only -q -k ...`: a -k term that matches nothing selects nothing)
-DEFAULT_RACECHECK="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k)))) or (test_ragged_rows and 72-136) or (test_streamk_kernel and graph) or (test_gpu_transposes and (float16-tma or float16-tile2d) and not bfloat16) or (test_tma_store_epilogue and 136-264) or (test_every_tile_configuration and (bfloat16-128x256+tma or bfloat16-128x256c2+tma)) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16) or (test_k_grouped_many_tiles_per_cta and 128x256c2)"
+# racecheck's default, by area as well: the kernels that share memory between threads, a few cases
+# each (check a new expression with `pytest --collect-only -q -k ...`: a -k term that matches
+# nothing selects nothing). Built from the same SANITIZE_AREAS: the whole set ran past a call's
+# 600 s after memcheck and the tests (session 12).
+declare -A RACECHECK_AREA=(
+  [layout]="(test_gpu_transposes and (float16-tma or float16-tile2d) and not bfloat16)"
+  [rank2k]="(test_rank2k_kernel and (graph or (streamk_units and 300-712 and (stream_k or split_k))))"
+  [streamk]="(test_streamk_kernel and graph) or (test_tma_store_epilogue and 136-264) or (test_dependent_launch_chain and stream_k)"
+  [grouped]="(test_ragged_rows and 72-136) or (test_every_tile_configuration and (bfloat16-128x256+tma or bfloat16-128x256c2+tma)) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16) or (test_k_grouped_many_tiles_per_cta and 128x256c2)"
+)
+DEFAULT_RACECHECK=""
+for area in ${SANITIZE_AREAS:-layout rank2k streamk grouped}; do
+  DEFAULT_RACECHECK="${DEFAULT_RACECHECK:+$DEFAULT_RACECHECK or }${RACECHECK_AREA[$area]}"
+done
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
