@@ -17,7 +17,7 @@ import torch
 
 import torch_grouped as tg
 from common import Case, on_gpu
-from streamk_sweep import device_sms, geomean
+from streamk_sweep import device_sms, fixed_rule_tile, geomean
 
 ANCHOR_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
                  (256, 256, 131072), (512, 1024, 32768), (1024, 1024, 16384), (4096, 4096, 4096),
@@ -49,7 +49,7 @@ def strong_scaling(m, n, k, device):
     strong-scaling regime). Counted in 128 x 256 tiles (128 x 128 where n <= 128; the CPU path's
     64 x 64), fixed so that the set stays the one of earlier runs whatever tile `auto` takes;
     k >= 8192 on the GPU."""
-    tm, tn, tk = (128, 128 if n <= 128 else 256, 64) if on_gpu(device) else (64, 64, 32)
+    tm, tn, tk = fixed_rule_tile(on_gpu(device), n)
     return math.ceil(m / tm) * math.ceil(n / tn) < device_sms(device) and k >= 128 * tk
 
 

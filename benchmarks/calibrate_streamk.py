@@ -208,12 +208,17 @@ def measure(device, out, rep_ms):
     their records together."""
     if not on_gpu(device):
         return streamk_sweep.run(device, out=f"{out}.json" if out else None, rep_ms=rep_ms)
-    data = None
-    for tile in ("128x256", "128x128"):
-        os.environ["TORCH_GROUPED_STREAMK_TILE"] = tile
-        swept = streamk_sweep.run(device, out=f"{out}_{tile}.json" if out else None, rep_ms=rep_ms)
-        data = swept if data is None else {**data, "records": data["records"] + swept["records"]}
-    del os.environ["TORCH_GROUPED_STREAMK_TILE"]
+    data, before = None, os.environ.get("TORCH_GROUPED_STREAMK_TILE")
+    try:
+        for tile in ("128x256", "128x128"):
+            os.environ["TORCH_GROUPED_STREAMK_TILE"] = tile
+            swept = streamk_sweep.run(device, out=f"{out}_{tile}.json" if out else None, rep_ms=rep_ms)
+            data = swept if data is None else {**data, "records": data["records"] + swept["records"]}
+    finally:  # the caller's setting back
+        if before is None:
+            del os.environ["TORCH_GROUPED_STREAMK_TILE"]
+        else:
+            os.environ["TORCH_GROUPED_STREAMK_TILE"] = before
     return data
 
 

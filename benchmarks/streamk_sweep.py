@@ -65,14 +65,18 @@ def tile(a, b, grid=0):
     return tuple(torch.ops.grouped._streamk_tile(a, b, grid))
 
 
+def fixed_rule_tile(gpu, n):
+    """The tile of the rule before session 12: 128 x 256 unless N <= 128 on the GPU, the CPU path's
+    64 x 64 (sweeps saved without a tile ran it; the benchmark counts strong-scaling shapes by it)."""
+    return (128, 128 if n <= 128 else 256, 64) if gpu else (64, 64, 32)
+
+
 def saved_tile(data, m, n, k):
-    """The tile of a record saved without one: sweeps before session 12 ran 128 x 256 tiles
-    unless N <= 128 or TORCH_GROUPED_STREAMK_TILE forced one (their "streamk_tile"), 64 x 64 on
-    the CPU."""
-    if data["device_kind"] != "cuda":
-        return 64, 64, 32
-    forced = {"128x128": 128, "128x256": 256}.get(data.get("streamk_tile", ""))
-    return 128, forced or (128 if n <= 128 else 256), 64
+    """The tile of a record saved without one: the fixed rule, or the tile TORCH_GROUPED_STREAMK_TILE
+    forced (the sweep's "streamk_tile")."""
+    gpu = data["device_kind"] == "cuda"
+    forced = {"128x128": 128, "128x256": 256}.get(data.get("streamk_tile", "")) if gpu else None
+    return (128, forced, 64) if forced else fixed_rule_tile(gpu, n)
 
 
 def features(m, n, k, tile_mnk, decomposition, splits, grid):

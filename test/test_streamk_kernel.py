@@ -4,6 +4,10 @@ the 128x128 one for N <= 128);
 bitwise-repeatable results; grids smaller than the split count; CUDA-graph replay with the cached
 tile counters; the paths the kernel hands to cuBLAS."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -275,8 +279,6 @@ def test_dependent_launch_chain(decomposition):
 def test_dependent_launch_switch():
     """TORCH_GROUPED_PDL=0 launches the matmul kernels plainly, with bitwise the same results (a
     fresh process each: the switch is read once); another value is an error."""
-    import subprocess
-    import sys
     script = ("import torch, torch_grouped as tg\n"
               "g = torch.Generator().manual_seed(0)\n"
               "a = torch.randn(708, 140, generator=g).cuda().bfloat16()\n"
@@ -284,7 +286,7 @@ def test_dependent_launch_switch():
               "print(tg.streamk_mm(tg.streamk_mm(a, b)[:, :140], b).float().sum().item())\n")
 
     def run(value):
-        env = {**__import__("os").environ, "TORCH_GROUPED_PDL": value}
+        env = {**os.environ, "TORCH_GROUPED_PDL": value}
         return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
 
     on, off = run("1"), run("0")

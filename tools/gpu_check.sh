@@ -25,12 +25,6 @@ declare -A SANITIZE_AREA=(
   [streamk]="(test_streamk_kernel and (grids or graph or 130-250 or unaligned or tma_store_epilogue))"
   [grouped]="(test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or test_many_misaligned or test_unaligned or (test_every_tile_configuration and (128x256c2 or tma)) or test_clustered_kernel or (test_k_grouped and not takes_its_kernel) or test_moe_layer"
 )
-DEFAULT_SANITIZE=""
-for area in ${SANITIZE_AREAS:-layout rank2k streamk grouped}; do
-  [ -n "${SANITIZE_AREA[$area]:-}" ] || { echo "SANITIZE_AREAS: no area '$area' (layout, rank2k, streamk, grouped)"; exit 1; }
-  DEFAULT_SANITIZE="${DEFAULT_SANITIZE:+$DEFAULT_SANITIZE or }${SANITIZE_AREA[$area]}"
-done
-
 # racecheck's default, by area as well: the kernels that share memory between threads, a few cases
 # each (check a new expression with `pytest --collect-only -q -k ...`: a -k term that matches
 # nothing selects nothing). Built from the same SANITIZE_AREAS: the whole set ran past a call's
@@ -41,8 +35,10 @@ declare -A RACECHECK_AREA=(
   [streamk]="(test_streamk_kernel and graph) or (test_tma_store_epilogue and 136-264) or (test_dependent_launch_chain and stream_k)"
   [grouped]="(test_ragged_rows and 72-136) or (test_every_tile_configuration and (bfloat16-128x256+tma or bfloat16-128x256c2+tma)) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16) or (test_k_grouped_many_tiles_per_cta and 128x256c2)"
 )
-DEFAULT_RACECHECK=""
+DEFAULT_SANITIZE="" DEFAULT_RACECHECK=""
 for area in ${SANITIZE_AREAS:-layout rank2k streamk grouped}; do
+  [ -n "${SANITIZE_AREA[$area]:-}" ] || { echo "SANITIZE_AREAS: no area '$area' (layout, rank2k, streamk, grouped)"; exit 1; }
+  DEFAULT_SANITIZE="${DEFAULT_SANITIZE:+$DEFAULT_SANITIZE or }${SANITIZE_AREA[$area]}"
   DEFAULT_RACECHECK="${DEFAULT_RACECHECK:+$DEFAULT_RACECHECK or }${RACECHECK_AREA[$area]}"
 done
 

@@ -1,34 +1,42 @@
 #include "streamk_plan_cache.h"
 
+#include <c10/util/Exception.h>
+
+#include <array>
 #include <cstring>
 #include <functional>
 #include <mutex>
 #include <unordered_map>
-#include <vector>
 
 namespace torch_grouped {
 namespace {
 
 // A choice's inputs, every one of them (the model's constants too: each tile and syr2k have their
-// own), as 64-bit words: doubles by their bits, so that equal keys are exactly equal inputs.
+// own), as 64-bit words: doubles by their bits, so that equal keys are exactly equal inputs. A
+// fixed array: the lookup runs on every `auto` call and allocates nothing.
 struct Key {
-  std::vector<int64_t> words;
-  void add(int64_t v) { words.push_back(v); }
+  static constexpr int kCapacity = 24;  // the tile choice's: 7 problem words + 2 x (width + 6 constants)
+  std::array<int64_t, kCapacity> words{};
+  int size = 0;
+  void add(int64_t v) {
+    TORCH_INTERNAL_ASSERT(size < kCapacity, "streamk plan memo: key too long");
+    words[size++] = v;
+  }
   void add(double v) {
     int64_t bits;
     std::memcpy(&bits, &v, sizeof bits);
-    words.push_back(bits);
+    add(bits);
   }
   void add(const sched::StreamKModel& model) {
     for (double v : {model.a, model.b, model.c, model.d, model.e, model.f}) add(v);
   }
-  bool operator==(const Key& o) const { return words == o.words; }
+  bool operator==(const Key& o) const { return size == o.size && words == o.words; }
 };
 
 struct KeyHash {
   size_t operator()(const Key& key) const {
-    size_t h = key.words.size();
-    for (int64_t v : key.words) h ^= std::hash<int64_t>{}(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    size_t h = size_t(key.size);
+    for (int i = 0; i < key.size; ++i) h ^= std::hash<int64_t>{}(key.words[i]) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h;
   }
 };
