@@ -259,6 +259,19 @@ def _check_poisoned_offset_strided(shape, perm, dtype, row_pad):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.float16])
+@pytest.mark.parametrize("shape, perm", [((64, 3, 224, 224), (0, 2, 3, 1)), ((67, 4, 30, 152), (0, 2, 3, 1)),
+                                         ((64, 224, 224, 3), (0, 3, 1, 2))])
+def test_gpu_small_axis_many_trips_bit_exact(shape, perm, dtype):
+    """The small-axis kernel where each warp makes several grid-stride trips (more 16-byte blocks
+    than the grid's threads), batch rows that end inside a warp (30·152 positions) and a last
+    warp only partly busy: the planes-in direction's staged stores (lanes exchange their output
+    offsets) write every element once; the reverse direction beside it."""
+    _check_poisoned_offset_strided(shape, perm, dtype, row_pad=8)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.bfloat16, torch.int16, torch.float32])
 @pytest.mark.parametrize("shape, perm", [((3, 50, 32, 7), (3, 1, 2, 0)), ((2, 3, 48, 40, 5), (0, 4, 2, 3, 1)),
                                          ((7, 16, 3), (2, 1, 0)), ((2, 2, 96, 15), (3, 1, 2, 0))])
