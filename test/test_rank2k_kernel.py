@@ -6,6 +6,7 @@ import torch
 
 import reference
 import torch_grouped as tg
+from harness import kernels_launched, matmul_configs
 
 HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
@@ -43,6 +44,49 @@ def test_gemm_scheduler_switch_gives_the_same_matrix(monkeypatch):
     for t, f in zip(triangle, full):
         reference.assert_close(f, t.double(), torch.bfloat16)
         assert torch.equal(f.tril(), t.tril())  # the same tiles, the same sums
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("sizes", [SIZES, [(1000, 520)], [(384, 200)], [(1152, 72)], [(129, 8)]])
+def test_clusters_give_the_same_bits(sizes, uplo, monkeypatch):
+    """The 2 x 1 clusters (256 x 128 pair tiles, the B-role operand multicast; the default) and
+    one CTA per tile add the same products in the same order: the same bits, for the list walk
+    and the one-problem data-parallel walk, sizes with an odd count of 128-row tiles (a pair's
+    second half past the problem) and pairs across the diagonal (a half that stores nothing)."""
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "data_parallel")
+    g = torch.Generator().manual_seed(len(sizes))
+    a = [torch.randn(n, k, generator=g).to("cuda", torch.bfloat16) for n, k in sizes]
+    b = [torch.randn(n, k, generator=g).to("cuda", torch.bfloat16) for n, k in sizes]
+    c = [torch.randn(n, n, generator=g).to("cuda", torch.bfloat16) for n, _ in sizes]
+    outs = {}
+    for cluster in ("1", "0"):
+        monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", cluster)
+        torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
+        outs[cluster] = tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=-1.0)
+        names = kernels_launched(lambda: tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=-1.0))
+        assert matmul_configs(names) == {(2 if cluster == "1" else 1, False, True)}, names
+    for x, y, r in zip(outs["1"], outs["0"], reference.syr2k(a, b, c, uplo, 0.5, -1.0)):
+        assert not x.isnan().any(), "unwritten elements"
+        assert torch.equal(x, y)
+        reference.assert_close(x, r, torch.bfloat16)
+
+
+def test_clusters_with_the_gemm_scheduler(monkeypatch):
+    """The benchmark's GEMM-scheduler switch in clusters: pair tiles over the whole square."""
+    a, b, _ = problem(torch.float16, 5, False)
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_SCHEDULER", "gemm")
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", "1")
+    clustered = tg.syr2k(a, b)
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", "0")
+    for x, y in zip(clustered, tg.syr2k(a, b)):
+        assert torch.equal(x, y)
+
+
+def test_cluster_switch_rejects_other_values(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", "2")
+    a = [torch.randn(64, 16, device="cuda", dtype=torch.bfloat16)]
+    with pytest.raises(ValueError, match="TORCH_GROUPED_SYR2K_CLUSTER must be 0 or 1"):
+        tg.syr2k(a, a)
 
 
 def test_unaligned_k_reads_pitched_copies():

@@ -180,6 +180,26 @@ def test_rank2k_walk_is_a_bijection_onto_the_triangle(tm, tn, uplo):
     assert padding <= sum((r - 1) * math.ceil(s / max(tm, tn)) for s in sizes)
 
 
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_rank2k_pair_tiles_cover_the_triangle_once(uplo):
+    """syr2k's clustered kernel: the walk deals 256 x 128 pair tiles (macro tiles of the Rank2K
+    walk) and each CTA of the 2 x 1 cluster takes one 128 x 128 half (sched::cluster_member_tile).
+    Every 128-tile the triangle needs is some valid pair's half exactly once; the other halves
+    lie across the diagonal (the kernel computes them for the multicast and stores nothing) and
+    there is at most one per 256-row band."""
+    sizes = [0, 1, 127, 128, 129, 256, 300, 384, 1000, 1024, 1152]
+    rows = sched._schedule_rank2k(sizes, 256, 128, 11, uplo).tolist()
+    halves = collections.Counter((g, 2 * i + r, j) for _, _, g, i, j, v in rows if v for r in (0, 1))
+    needed = {(g, i, j) for g, s in enumerate(sizes) for i, j in _tiles(s, s, 128, 128)
+              if _meets_triangle(i, j, 128, 128, uplo)}
+    assert needed <= set(halves) and all(halves[t] == 1 for t in needed)
+    extra = [(g, i, j) for g, i, j in halves if (g, i, j) not in needed]
+    rows_of = {g: math.ceil(s / 128) for g, s in enumerate(sizes)}
+    # an extra half is across the diagonal, or rows past the problem's last tile row
+    assert all(not _meets_triangle(i, j, 128, 128, uplo) or i >= rows_of[g] for g, i, j in extra)
+    assert len(extra) <= sum(math.ceil(s / 256) * 2 for s in sizes)
+
+
 def test_symmetric_all_tiles_is_the_gemm_walk_of_the_square():
     """The syr2k kernel's comparison mode: every tile of each square once, valid, in the order
     of the grouped GEMM walk; the triangle tiles are the same set the Rank2K walk produces."""

@@ -36,6 +36,17 @@ bool gemm_scheduler() {
   return v != nullptr && std::strcmp(v, "gemm") == 0;
 }
 
+// TORCH_GROUPED_SYR2K_CLUSTER=1 runs the tile walks (not Stream-K's units) in 2 x 1 clusters:
+// 256 x 128 pair tiles of the triangle, each CTA a 128 x 128 half, the B-role operand multicast
+// (kernels::GroupedGemmConfig says why); 0 runs one CTA per tile. Unset: clusters.
+int rank2k_cluster() {
+  const char* v = std::getenv("TORCH_GROUPED_SYR2K_CLUSTER");
+  if (v == nullptr || *v == '\0') return 2;
+  TORCH_CHECK_VALUE(std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0,
+                    "TORCH_GROUPED_SYR2K_CLUSTER must be 0 or 1; got '", v, "'");
+  return *v == '1' ? 2 : 1;
+}
+
 // One problem whose triangle fills the GPU unevenly (n = 2048: 136 tiles of 128 on 132 SMs, a
 // second wave of 4; n = 1024: 36 tiles) runs over Stream-K work units: streamk_mm's plan
 // (sched/streamk_plan.h) over the triangle's tiles in the Rank2K walk's order, each tile
@@ -110,14 +121,17 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
                                    *a_op, *b_op});
   }
   if (problems.empty()) return out;
+  // The kernel's tiles, and the walk's: with clusters, pair tiles of two CTAs' rows.
   const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, kTile}, uplo}, gemm_scheduler()};
+  const int cluster = rank2k_cluster();
+  const sched::SymmetricTiles walk{sched::Rank2KTiles{{kTile * cluster, kTile}, uplo}, tiles.all_tiles};
+  const kernels::GroupedGemmKernel walk_kernel = kernels::rank2k_kernel(input_kind(dtype), false, cluster);
   kernels::GroupedGemmArgs p{};
   p.out_kind = out_kind(a[0].scalar_type());
-  p.triangle = tiles;
+  p.triangle = walk;
   p.alpha = static_cast<float>(alpha);
   p.beta = static_cast<float>(beta);
-  ListLaunch how{kernels::rank2k_kernel(input_kind(a[0].scalar_type()), false), a[0].scalar_type(),
-                 /*b_k_major=*/true, /*host_lists=*/true};
+  ListLaunch how{walk_kernel, a[0].scalar_type(), /*b_k_major=*/true, /*host_lists=*/true};
   if (problems.size() == 1 && !tiles.all_tiles) {
     // One problem: the Batched form, its maps encoded here. No problem table to upload and no
     // maps to build on the device: a copy and a launch fewer, which an n = 1024 call notices.
@@ -128,13 +142,18 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     p.m = p.n = n, p.k = only.group.k;
     p.c = only.group.c, p.ldc = only.group.ldc, p.c_batch_stride = n * n;
     p.c_in = only.group.c_in, p.ldc_in = only.group.ldc_in;
-    p.a_map = a_map(only.a, kTile, dtype);
-    p.b_map = b_map(only.b, /*k_major=*/true, kTile, dtype);
     p.streamk = rank2k_plan(n, p.k, tiles, device.index());
     const bool streamk = p.streamk.decomposition != sched::Decomposition::DataParallel;
+    // Stream-K's units are the kernel's own tiles; the data-parallel walk may pair them.
+    const kernels::GroupedGemmKernel kernel = streamk ? kernels::rank2k_kernel(input_kind(dtype), true) : walk_kernel;
+    if (streamk) p.triangle = tiles;
+    p.a_map = a_map(only.a, kernel.a_box_m(), dtype);
+    p.b_map = b_map(only.b, /*k_major=*/true, kernel.b_box_n(), dtype);
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
     at::Tensor workspace;
-    int64_t grid = std::min<int64_t>(multiprocessor_count(device.index()), tiles.count(n, n));
+    // every resident CTA (whole clusters), or one walker per tile if fewer
+    int64_t grid = std::min<int64_t>(kernel.resident(device.index()) / kernel.cluster_m, p.triangle.count(n, n)) *
+                   kernel.cluster_m;
     if (streamk) {
       const int64_t slots = p.streamk.workspace_slots();
       if (slots > 0) {
@@ -144,10 +163,10 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
       }
       grid = p.streamk.grid;
     }
-    kernels::rank2k_kernel(input_kind(dtype), streamk).launch(p, static_cast<int>(grid), stream);
+    kernel.launch(p, static_cast<int>(grid), stream);
     return out;
   }
-  launch_list(problems, tiles, how, p, device);
+  launch_list(problems, walk, how, p, device);
   return out;
 }
 

@@ -40,6 +40,8 @@ TG_DECLARE(grouped_gemm_bf16_128x256c2_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x256c2_kgrouped)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
+TG_DECLARE(rank2k_bf16_128x128c2)
+TG_DECLARE(rank2k_f16_128x128c2)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
 TG_DECLARE(rank2k_streamk_f16_128x128)
 TG_DECLARE(streamk_bf16_128x128_bkmajor)
@@ -109,13 +111,19 @@ GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int 
   return {};
 }
 
-GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk) {
-  if (input == InputKind::BFloat16) {
-    return streamk ? GroupedGemmKernel{rank2k_streamk_bf16_128x128, 128, 128, 1, rank2k_streamk_bf16_128x128_resident, false}
-                   : GroupedGemmKernel{rank2k_bf16_128x128, 128, 128, 1, rank2k_bf16_128x128_resident, false};
+GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m) {
+  const bool bf16 = input == InputKind::BFloat16;
+  if (streamk) {
+    return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x128, 128, 128, 1, rank2k_streamk_bf16_128x128_resident, false}
+                : GroupedGemmKernel{rank2k_streamk_f16_128x128, 128, 128, 1, rank2k_streamk_f16_128x128_resident, false};
   }
-  return streamk ? GroupedGemmKernel{rank2k_streamk_f16_128x128, 128, 128, 1, rank2k_streamk_f16_128x128_resident, false}
-                 : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident, false};
+  if (cluster_m == 2) {
+    return bf16 ? GroupedGemmKernel{rank2k_bf16_128x128c2, 128, 128, 2, rank2k_bf16_128x128c2_resident, false, 64}
+                : GroupedGemmKernel{rank2k_f16_128x128c2, 128, 128, 2, rank2k_f16_128x128c2_resident, false, 64};
+  }
+  TORCH_INTERNAL_ASSERT(cluster_m == 1, "Rank2K: no kernel in clusters of ", cluster_m);
+  return bf16 ? GroupedGemmKernel{rank2k_bf16_128x128, 128, 128, 1, rank2k_bf16_128x128_resident, false}
+              : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident, false};
 }
 
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store) {

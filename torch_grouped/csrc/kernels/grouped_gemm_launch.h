@@ -20,6 +20,10 @@ struct GroupedGemmKernel {
   int cluster_m;
   int (*resident)(int device);  // CTAs resident at once on `device`: the persistent grid
   bool tma_store;  // the epilogue through TMA stores: args.c_map / c_maps must be set
+  // Rows of an A box; 0: tile_m. (The Rank2K kernel in clusters reads each of its two maps in both
+  // roles, so A's box is B's half tile too: GroupedGemmConfig::ABoxRows.)
+  int a_box_rows = 0;
+  int a_box_m() const { return a_box_rows > 0 ? a_box_rows : tile_m; }
   // Rows of a K-major B box (N-major boxes are 64 columns whatever the tile): a CTA of a cluster
   // loads its share of the B tile.
   int b_box_n() const { return tile_n / cluster_m; }
@@ -35,8 +39,9 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
 GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);
 
 // The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of
-// args.streamk (one problem), partial tiles in args.workspace.
-GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk);
+// args.streamk (one problem), partial tiles in args.workspace; else `cluster_m` = 2: in 2 x 1
+// clusters over 256 x 128 pair tiles of the triangle (args.triangle's tile), the B role multicast.
+GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1);
 
 // The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
 // or N-major, one CTA per SM, two consumer warpgroups.

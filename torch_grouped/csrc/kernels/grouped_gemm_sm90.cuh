@@ -58,11 +58,20 @@ struct GroupedGemmConfig {
   // group (the scheduler deals 2·BM x BN pair tiles, one per cluster), so they need the same B
   // tile: each loads half of it and multicasts it to both, which halves B's L2 reads (the big
   // shapes are bound by L2 traffic; session 8, run 1).
+  // Rank2K in clusters: the triangle walk deals 2·BM x BN pair tiles (Rank2KTiles with macro
+  // tiles), the two CTAs take the pair's 128 x 128 halves and share its B-role operand; a half
+  // above the triangle (a pair that straddles the diagonal) loads and multiplies for its peer and
+  // stores nothing. syr2k's 128 x 128 tiles read 32 KB per K block against 48 KB for 128 x 256
+  // tiles' twice the MACs: the multicast cuts that to 24 KB.
   static constexpr int ClusterM = ClusterM_;
-  static_assert(ClusterM == 1 || (ClusterM == 2 && Mode_ == KernelMode::Grouped && BN % 128 == 0),
-                "clusters: the grouped walk only, B tiles that halve into whole TMA boxes");
+  static_assert(ClusterM == 1 ||
+                    (ClusterM == 2 && (Mode_ == KernelMode::Grouped || Mode_ == KernelMode::Rank2K) && BN % 128 == 0),
+                "clusters: the grouped and Rank2K walks, B tiles that halve into whole TMA boxes");
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::_1, cute::_1>;
   static constexpr bool Rank2K = Mode_ == KernelMode::Rank2K || Mode_ == KernelMode::Rank2KStreamK;
+  // Rows of an A box: the tile's, except in Rank2K clusters, whose two maps serve both roles
+  // (A Bᵀ, then B Aᵀ) and so both have B's half-tile box: A's rows then come in two boxes.
+  static constexpr int ABoxRows = Rank2K && ClusterM > 1 ? BN / ClusterM : BM;
   static constexpr bool StreamK = Mode_ == KernelMode::StreamK || Mode_ == KernelMode::Rank2KStreamK;
   static_assert(!Rank2K || (BM == BN && BKMajor_), "Rank2K needs square tiles and K-major operands");
   using Tiles = cute::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
@@ -240,11 +249,23 @@ using WorkUnits = cute::conditional_t<Cfg::StreamK, StreamKUnits<Cfg>, TileUnits
 
 constexpr uint64_t kEvictNormal = 0x1000000000000000ull;  // TMA::CacheHintSm90::EVICT_NORMAL
 
-// The B tile of one K block (K index k0, the tile's first column col) into stage `b`: one box
-// (K-major) or 64-column boxes (N-major), or with clusters this CTA's share, multicast to both.
+// The A tile of one K block (rows row .. row + BM of `map`, K index k0) into stage `a`: one box,
+// or BM / ABoxRows boxes (Rank2K clusters), K-major.
 template <class Cfg>
-__device__ __forceinline__ void load_b(const GroupProblem& q, uint64_t* bar, typename Cfg::Element* b, int32_t k0,
-                                       int32_t col) {
+__device__ __forceinline__ void load_a_k_major(const CUtensorMap* map, int32_t batch, uint64_t* bar,
+                                               typename Cfg::Element* a, int32_t k0, int32_t row) {
+#pragma unroll
+  for (int j = 0; j < Cfg::BM / Cfg::ABoxRows; ++j)
+    cute::SM90_TMA_LOAD_3D::copy(map, bar, kEvictNormal, a + j * Cfg::ABoxRows * Cfg::BK, k0, row + Cfg::ABoxRows * j,
+                                 batch);
+}
+
+// The B tile of one K block (K index k0, the tile's first column col, from `map`: the problem's B,
+// or in Rank2K's second pass its A) into stage `b`: one box (K-major) or 64-column boxes
+// (N-major), or with clusters this CTA's share, multicast to both.
+template <class Cfg>
+__device__ __forceinline__ void load_b(const CUtensorMap* map, int32_t batch, uint64_t* bar,
+                                       typename Cfg::Element* b, int32_t k0, int32_t col) {
   if constexpr (Cfg::ClusterM > 1) {
     // This CTA's share of the B tile, written into the same stage of both CTAs (the stage
     // indices agree: the two walk the same pair tiles, so the same K blocks). The full
@@ -253,20 +274,20 @@ __device__ __forceinline__ void load_b(const GroupProblem& q, uint64_t* bar, typ
     constexpr int kRows = Cfg::BN / Cfg::ClusterM;  // K-major: B rows (one box); N-major: columns
     const int32_t first = int32_t(cute::block_rank_in_cluster()) * kRows;
     if constexpr (Cfg::BKMajor) {
-      cute::SM90_TMA_LOAD_MULTICAST_3D::copy(q.b, bar, kBoth, kEvictNormal, b + first * Cfg::BK, k0, col + first,
-                                              q.b_batch);
+      cute::SM90_TMA_LOAD_MULTICAST_3D::copy(map, bar, kBoth, kEvictNormal, b + first * Cfg::BK, k0, col + first,
+                                              batch);
     } else {
 #pragma unroll
       for (int j = 0; j < kRows / 64; ++j)
-        cute::SM90_TMA_LOAD_MULTICAST_3D::copy(q.b, bar, kBoth, kEvictNormal, b + (first + 64 * j) * Cfg::BK,
-                                                col + first + 64 * j, k0, q.b_batch);
+        cute::SM90_TMA_LOAD_MULTICAST_3D::copy(map, bar, kBoth, kEvictNormal, b + (first + 64 * j) * Cfg::BK,
+                                                col + first + 64 * j, k0, batch);
     }
   } else if constexpr (Cfg::BKMajor) {
-    cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b, k0, col, q.b_batch);
+    cute::SM90_TMA_LOAD_3D::copy(map, bar, kEvictNormal, b, k0, col, batch);
   } else {
 #pragma unroll
     for (int j = 0; j < Cfg::BN / 64; ++j)
-      cute::SM90_TMA_LOAD_3D::copy(q.b, bar, kEvictNormal, b + j * 64 * Cfg::BK, col + 64 * j, k0, q.b_batch);
+      cute::SM90_TMA_LOAD_3D::copy(map, bar, kEvictNormal, b + j * 64 * Cfg::BK, col + 64 * j, k0, batch);
   }
 }
 
@@ -300,15 +321,15 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
         // First pass A_i B_jᵀ, second pass B_i A_jᵀ: the same maps with their roles swapped.
         const bool second = kb >= kblocks;
         const int32_t k0 = (second ? kb - kblocks : kb) * Cfg::BK;
-        cute::SM90_TMA_LOAD_3D::copy(second ? q.b : q.a, bar, kEvictNormal, a, k0, row, 0);
-        cute::SM90_TMA_LOAD_3D::copy(second ? q.a : q.b, bar, kEvictNormal, b, k0, col, 0);
+        load_a_k_major<Cfg>(second ? q.b : q.a, 0, bar, a, k0, row);
+        load_b<Cfg>(second ? q.a : q.b, 0, bar, b, k0, col);
         ++state;
         continue;
       }
       if constexpr (Cfg::AKMajor) {
         const int32_t k0 = kb * Cfg::BK;
-        cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a, k0, row, q.a_batch);
-        load_b<Cfg>(q, bar, b, k0, col);
+        load_a_k_major<Cfg>(q.a, q.a_batch, bar, a, k0, row);
+        load_b<Cfg>(q.b, q.b_batch, bar, b, k0, col);
       } else {
         // The K-grouped form: A M-major in 64-row boxes, B N-major (its group's own maps); the
         // group's K starts at k_origin.
@@ -316,7 +337,7 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
 #pragma unroll
         for (int j = 0; j < Cfg::BM / 64; ++j)
           cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a + j * 64 * Cfg::BK, row + 64 * j, k0, q.a_batch);
-        load_b<Cfg>(q, bar, b, k0, col);
+        load_b<Cfg>(q.b, q.b_batch, bar, b, k0, col);
       }
       ++state;
     }
@@ -619,9 +640,13 @@ __device__ __forceinline__ void store_rank2k_tile(Acc& acc, const Coords& coords
                                                   const sched::TileCoord& tile, const GroupedGemmArgs& p, float* stage,
                                                   int warpgroup, int thread) {
   using Out = cute::conditional_t<std::is_same_v<typename Cfg::Element, cutlass::bfloat16_t>, __nv_bfloat16, __half>;
+  const bool mirror = !p.triangle.all_tiles, lower = p.triangle.triangle.uplo == sched::Uplo::Lower;
+  // A cluster's half tile on the other side of the diagonal: its peer's loads needed it, the output does not.
+  if (mirror && !sched::tile_meets_triangle(sched::TileShape{Cfg::BM, Cfg::BN}, p.triangle.triangle.uplo, tile.tile_m,
+                                            tile.tile_n))
+    return;
   const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
   scale_rank2k<Out>(acc, coords, q, row0, col0, p);
-  const bool mirror = !p.triangle.all_tiles, lower = p.triangle.triangle.uplo == sched::Uplo::Lower;
   const bool diagonal = mirror && tile.tile_m == tile.tile_n;
   store_tile<Out, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread,
                        diagonal ? (lower ? Keep::Lower : Keep::Upper) : Keep::All);
