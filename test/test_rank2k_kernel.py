@@ -49,7 +49,7 @@ def test_gemm_scheduler_switch_gives_the_same_matrix(monkeypatch):
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("sizes", [SIZES, [(1000, 520)], [(384, 200)], [(1152, 72)], [(129, 8)]])
 def test_clusters_give_the_same_bits(sizes, uplo, monkeypatch):
-    """The 2 x 1 clusters (256 x 128 pair tiles, the B-role operand multicast; the default) and
+    """The 2 x 1 clusters (256 x 128 pair tiles, the B-role operand multicast) and
     one CTA per tile add the same products in the same order: the same bits, for the list walk
     and the one-problem data-parallel walk, sizes with an odd count of 128-row tiles (a pair's
     second half past the problem) and pairs across the diagonal (a half that stores nothing)."""
@@ -63,12 +63,22 @@ def test_clusters_give_the_same_bits(sizes, uplo, monkeypatch):
         monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", cluster)
         torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
         outs[cluster] = tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=-1.0)
-        names = kernels_launched(lambda: tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=-1.0))
-        assert matmul_configs(names) == {(2 if cluster == "1" else 1, False, True)}, names
     for x, y, r in zip(outs["1"], outs["0"], reference.syr2k(a, b, c, uplo, 0.5, -1.0)):
         assert not x.isnan().any(), "unwritten elements"
         assert torch.equal(x, y)
         reference.assert_close(x, r, torch.bfloat16)
+
+
+@pytest.mark.parametrize("cluster", ["1", "0"])
+@pytest.mark.parametrize("sizes", [SIZES, [(1000, 520)]])
+def test_cluster_switch_takes_its_kernel(sizes, cluster, monkeypatch):
+    """TORCH_GROUPED_SYR2K_CLUSTER runs the clustered kernel or the plain one, in the list walk and
+    the one-problem data-parallel walk. (The profiler sees no kernels under compute-sanitizer.)"""
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "data_parallel")
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", cluster)
+    a = [torch.randn(n, k, device="cuda", dtype=torch.float16) for n, k in sizes]
+    names = kernels_launched(lambda: tg.syr2k(a, a))
+    assert matmul_configs(names) == {(2 if cluster == "1" else 1, False, True)}, names
 
 
 def test_clusters_with_the_gemm_scheduler(monkeypatch):

@@ -38,13 +38,28 @@ bool gemm_scheduler() {
 
 // TORCH_GROUPED_SYR2K_CLUSTER=1 runs the tile walks (not Stream-K's units) in 2 x 1 clusters:
 // 256 x 128 pair tiles of the triangle, each CTA a 128 x 128 half, the B-role operand multicast
-// (kernels::GroupedGemmConfig says why); 0 runs one CTA per tile. Unset: clusters.
-int rank2k_cluster() {
+// (kernels::GroupedGemmConfig says why); 0 runs one CTA per tile. Unset (-1 here): clusters where
+// sched::rank2k_clusters_pay says they save more than the waves they may add.
+int forced_rank2k_cluster() {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_CLUSTER");
-  if (v == nullptr || *v == '\0') return 2;
+  if (v == nullptr || *v == '\0') return -1;
   TORCH_CHECK_VALUE(std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0,
                     "TORCH_GROUPED_SYR2K_CLUSTER must be 0 or 1; got '", v, "'");
   return *v == '1' ? 2 : 1;
+}
+
+// The cluster size of the tile walk over problems of these orders.
+int rank2k_cluster(const std::vector<int64_t>& orders, const sched::SymmetricTiles& tiles, kernels::InputKind input,
+                   int device) {
+  const int forced = forced_rank2k_cluster();
+  if (forced > 0) return forced;
+  const sched::GroupSizes sizes{orders.data(), orders.data(), static_cast<int32_t>(orders.size())};
+  const sched::SymmetricTiles pairs{sched::Rank2KTiles{{2 * kTile, kTile}, tiles.triangle.uplo}, tiles.all_tiles};
+  const int64_t ctas = kernels::rank2k_kernel(input, false, 1).resident(device);
+  const int64_t clusters = kernels::rank2k_kernel(input, false, 2).resident(device) / 2;
+  return sched::rank2k_clusters_pay(sched::total_tiles(sizes, tiles), ctas, sched::total_tiles(sizes, pairs), clusters)
+             ? 2
+             : 1;
 }
 
 // One problem whose triangle fills the GPU unevenly (n = 2048: 136 tiles of 128 on 132 SMs, a
@@ -123,7 +138,9 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   if (problems.empty()) return out;
   // The kernel's tiles, and the walk's: with clusters, pair tiles of two CTAs' rows.
   const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, kTile}, uplo}, gemm_scheduler()};
-  const int cluster = rank2k_cluster();
+  std::vector<int64_t> orders;
+  for (const ListProblem& problem : problems) orders.push_back(problem.group.n);
+  const int cluster = rank2k_cluster(orders, tiles, input_kind(dtype), device.index());
   const sched::SymmetricTiles walk{sched::Rank2KTiles{{kTile * cluster, kTile}, uplo}, tiles.all_tiles};
   const kernels::GroupedGemmKernel walk_kernel = kernels::rank2k_kernel(input_kind(dtype), false, cluster);
   kernels::GroupedGemmArgs p{};
