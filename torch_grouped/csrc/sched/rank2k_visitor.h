@@ -84,17 +84,19 @@ TG_HOST_DEVICE bool tile_meets_triangle(TileShape tile, Uplo uplo, int64_t i, in
   return uplo == Uplo::Lower ? row_last >= col_first : row_first <= col_last;
 }
 
-// Whether syr2k's tile walk runs faster in 2 x 1 clusters (kernels/grouped_gemm_sm90.cuh): a
-// clustered CTA finishes its 128 x 128 tile in about kRank2KClusterTileTime of the time a CTA
-// alone takes (the B-role operand multicast; n = 8192, k = 1024, 16 waves either way: 337 against
-// 364 µs), but the 256 x 128 pair tiles come in waves of the resident clusters, which can cost a
-// wave (n = 4096: 272 pairs on 66 clusters take 5 waves where 528 tiles on 132 CTAs take 4: 289
-// against 244 µs). H100, session 13. `tiles` and `pairs`: the walk's slots without and with
-// clusters; `ctas` and `clusters`: how many run at once.
+// Whether syr2k's tile walk runs faster in 2 x 1 clusters (kernels/grouped_gemm_sm90.cuh). Where
+// full waves of CTAs pull their operands from L2 together, a clustered CTA finishes its 128 x 128
+// tile in about kRank2KClusterTileTime of the time a CTA alone takes (the B-role multicast: n =
+// 8192, k = 1024, 16 waves either way: 337 against 364 µs); a walk of less than two waves gains
+// nothing from it and loses to the cluster's constraints (n = 1024: 28.0 against 27.2 µs; n =
+// 2048, k = 1024, 136 tiles: 50.3 against 46.9). And the 256 x 128 pair tiles come in waves of
+// the resident clusters, which can cost a wave (n = 4096: 272 pairs on 66 clusters take 5 waves
+// where 528 tiles on 132 CTAs take 4: 289 against 244 µs). H100, session 13. `tiles` and
+// `pairs`: the walk's slots without and with clusters; `ctas` and `clusters`: how many run at once.
 inline constexpr double kRank2KClusterTileTime = 0.93;
 TG_HOST_DEVICE bool rank2k_clusters_pay(int64_t tiles, int64_t ctas, int64_t pairs, int64_t clusters) {
-  return static_cast<double>(ceil_div(pairs, clusters)) * kRank2KClusterTileTime <
-         static_cast<double>(ceil_div(tiles, ctas));
+  return tiles >= 2 * ctas && static_cast<double>(ceil_div(pairs, clusters)) * kRank2KClusterTileTime <
+                                   static_cast<double>(ceil_div(tiles, ctas));
 }
 
 }  // namespace torch_grouped::sched
