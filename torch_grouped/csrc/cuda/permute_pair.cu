@@ -15,7 +15,7 @@ namespace torch_grouped {
 namespace {
 
 constexpr int kTileBytes = 16384;
-constexpr int kBlocksPerSm = 8;  // resident blocks of 256 threads and at most 16 KB of tile each
+constexpr int kBlocksPerSm = 6;  // resident blocks of 256 threads and two tiles of at most 16 KB each
 
 // The chunk C (positions of M per block trip; a multiple of 16, at most `largest`, at least half
 // of it) whose trips spread most evenly over `slots` resident blocks: the fewest positions in the
@@ -58,7 +58,7 @@ bool launch(const PermuteShape& s, const void* in, void* out, cudaStream_t strea
     if (!fill_batch_axes(s, (1u << P) | (1u << M) | (1u << Q), V, units, plan)) return false;
     plan.units = static_cast<uint32_t>(units);
     using T = kernels::BytesOf<E>;
-    const size_t smem = static_cast<size_t>(plan.chunk) * p * q * E;
+    const size_t smem = 2 * static_cast<size_t>(plan.chunk) * p * q * E;  // two tiles
     const int64_t blocks = grid_stride_blocks(units, kBlocksPerSm);
     kernels::pair_swap_copy<T><<<static_cast<unsigned>(blocks), kernels::kPermuteThreads, smem, stream>>>(
         static_cast<const T*>(in), static_cast<T*>(out), plan);
