@@ -14,11 +14,12 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Ho
 SIZES = [(1, 8), (127, 64), (128, 136), (129, 72), (300, 512), (0, 16), (45, 0), (700, 1000)]
 
 
-def problem(dtype, seed, with_c):
+def problem(dtype, seed, with_c, sizes=SIZES):
+    """a, b (and c) of the groups `sizes` ((n, k) each), from a seeded generator, on the GPU."""
     g = torch.Generator().manual_seed(seed)
-    a = [torch.randn(n, k, generator=g).to("cuda", dtype) for n, k in SIZES]
-    b = [torch.randn(n, k, generator=g).to("cuda", dtype) for n, k in SIZES]
-    c = [torch.randn(n, n, generator=g).to("cuda", dtype) for n, _ in SIZES] if with_c else []
+    a = [torch.randn(n, k, generator=g).to("cuda", dtype) for n, k in sizes]
+    b = [torch.randn(n, k, generator=g).to("cuda", dtype) for n, k in sizes]
+    c = [torch.randn(n, n, generator=g).to("cuda", dtype) for n, _ in sizes] if with_c else []
     return a, b, c
 
 
@@ -54,10 +55,7 @@ def test_clusters_give_the_same_bits(sizes, uplo, monkeypatch):
     and the one-problem data-parallel walk, sizes with an odd count of 128-row tiles (a pair's
     second half past the problem) and pairs across the diagonal (a half that stores nothing)."""
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "data_parallel")
-    g = torch.Generator().manual_seed(len(sizes))
-    a = [torch.randn(n, k, generator=g).to("cuda", torch.bfloat16) for n, k in sizes]
-    b = [torch.randn(n, k, generator=g).to("cuda", torch.bfloat16) for n, k in sizes]
-    c = [torch.randn(n, n, generator=g).to("cuda", torch.bfloat16) for n, _ in sizes]
+    a, b, c = problem(torch.bfloat16, len(sizes), True, sizes)
     outs = {}
     for cluster in ("1", "0"):
         monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", cluster)
@@ -92,13 +90,6 @@ def test_clusters_with_the_gemm_scheduler(monkeypatch):
         assert torch.equal(x, y)
 
 
-def test_cluster_switch_rejects_other_values(monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", "2")
-    a = [torch.randn(64, 16, device="cuda", dtype=torch.bfloat16)]
-    with pytest.raises(ValueError, match="TORCH_GROUPED_SYR2K_CLUSTER must be 0 or 1"):
-        tg.syr2k(a, a)
-
-
 def test_unaligned_k_reads_pitched_copies():
     a = [torch.randn(40, 12, device="cuda", dtype=torch.float16)]
     b = [torch.randn(40, 12, device="cuda", dtype=torch.float16)]
@@ -114,10 +105,7 @@ def test_single_problem_over_streamk_units(decomposition, n, k, uplo, monkeypatc
     model's choice, Stream-K for few tiles): every decomposition gives the reference, exactly
     symmetric, and the same bits on a second run (the fixup adds partials in K order)."""
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", decomposition)
-    g = torch.Generator().manual_seed(n + k)
-    a = [torch.randn(n, k, generator=g).to("cuda", torch.bfloat16)]
-    b = [torch.randn(n, k, generator=g).to("cuda", torch.bfloat16)]
-    c = [torch.randn(n, n, generator=g).to("cuda", torch.bfloat16)]
+    a, b, c = problem(torch.bfloat16, n + k, True, [(n, k)])
     torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
     out = tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)
     ref = reference.syr2k(a, b, c, uplo, 0.5, 2.0)
@@ -143,8 +131,12 @@ def test_streamk_units_in_cuda_graph(monkeypatch):
         assert torch.equal(out, expected)
 
 
-def test_unknown_decomposition_is_a_value_error(monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "diagonal")
+@pytest.mark.parametrize("variable, value, match", [
+    ("TORCH_GROUPED_SYR2K_DECOMPOSITION", "diagonal", "decomposition must be one of"),
+    ("TORCH_GROUPED_SYR2K_CLUSTER", "2", "TORCH_GROUPED_SYR2K_CLUSTER must be 0 or 1"),
+])
+def test_bad_switch_values_are_value_errors(variable, value, match, monkeypatch):
+    monkeypatch.setenv(variable, value)
     a = [torch.randn(64, 16, device="cuda", dtype=torch.bfloat16)]
-    with pytest.raises(ValueError, match="decomposition must be one of"):
+    with pytest.raises(ValueError, match=match):
         tg.syr2k(a, a)
