@@ -259,6 +259,20 @@ def _check_poisoned_offset_strided(shape, perm, dtype, row_pad):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("variant", ["", "tma", "tile2d"])
+@pytest.mark.parametrize("dtype, shape", [(torch.int8, (64, 64, 64, 64)), (torch.int8, (80, 7, 5, 96)),
+                                          (torch.float16, (72, 6, 3, 40)), (torch.bfloat16, (136, 2, 9, 48)),
+                                          (torch.float32, (64, 4, 3, 20))])
+def test_gpu_short_inner_axis_takes_the_next_bit_exact(dtype, shape, variant, monkeypatch):
+    """A full reversal whose input-inner axis holds 64-127 bytes: the tile kernels extend the
+    tile's i axis by the next input axis (contiguous in the input, apart in the output: two output
+    strides), with partial tiles along both axes; offset and strided inputs (other kernels)."""
+    monkeypatch.setenv("TORCH_GROUPED_PERMUTE_KERNEL", variant)
+    _check_poisoned_offset_strided(shape, (3, 2, 1, 0), dtype, row_pad=16)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.float16])
 @pytest.mark.parametrize("shape, perm", [((64, 3, 224, 224), (0, 2, 3, 1)), ((67, 4, 30, 152), (0, 2, 3, 1)),
                                          ((64, 224, 224, 3), (0, 3, 1, 2))])

@@ -87,7 +87,8 @@ Variant forced_variant() {
 
 // A tile2d plan for `shape`, or false where tile2d does not apply: the input-inner and
 // output-inner axes differ, both are multiples of the 16-byte vector and at least half a tile,
-// the input is 16-byte aligned with every row start aligned, and tile indices fit 31 bits.
+// the input is 16-byte aligned with every row start aligned, and tile indices fit 31 bits. An
+// input-inner axis of less than 128 bytes is extended by the axis that follows it in the input.
 template <typename T>
 bool plan_tile2d(const PermuteShape& s, const T* in, kernels::Tile2dPlan& p) {
   using Tr = kernels::Tile2dTraits<T>;
@@ -98,21 +99,34 @@ bool plan_tile2d(const PermuteShape& s, const T* in, kernels::Tile2dPlan& p) {
     if (s.in_stride[d] == 1) i = d;
   if (i < 0 || i == o) return false;
   if (s.size[i] % Tr::V || s.size[o] % Tr::V) return false;
-  // At least half a tile along each axis (64 bytes along i, 64 rows along o); narrower copies
-  // keep the box kernel, which extends short runs with a second axis.
+  // An input-inner axis shorter than a tile row (128 bytes) takes the input axis that follows it
+  // in memory (stride = its size) into the tile's i axis, which the input holds contiguous and
+  // the output at two strides: int8 (64, 64, 64, 64) -> (3, 2, 1, 0) filled a quarter of each
+  // 128-byte x 128-row tile (81% of a copy's speed, its fp16 twin half: 92%; H100, session 13).
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  int f = -1;
+  if (s.size[i] * Tr::E < 128) {
+    for (int d = 0; d < s.rank; ++d)
+      if (d != i && d != o && s.in_stride[d] == s.size[i] && s.size[i] * s.size[d] <= kMax) f = d;
+  }
+  const int64_t size_i = f >= 0 ? s.size[i] * s.size[f] : s.size[i];
+  // At least half a tile along each tensor axis (64 bytes along i, 64 rows along o); narrower
+  // copies keep the box kernel, which extends short runs with a second axis.
   if (s.size[i] * Tr::E < 64 || s.size[o] < Tr::TO / 2) return false;
   for (int d = 0; d < s.rank; ++d)
     if (d != i && s.in_stride[d] % Tr::V) return false;
-  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
-  if (s.size[i] > kMax || s.size[o] > kMax) return false;
-  const int64_t ti = (s.size[i] + Tr::TI - 1) / Tr::TI, to = (s.size[o] + Tr::TO - 1) / Tr::TO;
+  if (size_i > kMax || s.size[o] > kMax) return false;
+  const int64_t ti = (size_i + Tr::TI - 1) / Tr::TI, to = (s.size[o] + Tr::TO - 1) / Tr::TO;
   int64_t total = ti * to;
   p = kernels::Tile2dPlan{};
-  if (total > kMax || !fill_batch_axes(s, (1u << i) | (1u << o), Tr::V, total, p)) return false;
-  p.size_i = static_cast<int32_t>(s.size[i]);
+  const uint32_t own = (1u << i) | (1u << o) | (f >= 0 ? 1u << f : 0u);
+  if (total > kMax || !fill_batch_axes(s, own, Tr::V, total, p)) return false;
+  p.size_i = static_cast<int32_t>(size_i);
   p.size_o = static_cast<int32_t>(s.size[o]);
   p.stride_o_in = s.in_stride[o];
   p.stride_i_out = s.out_stride[i];
+  p.i_run = kernels::FastDivmod(static_cast<uint32_t>(s.size[i]));
+  p.stride_i_out_outer = f >= 0 ? s.out_stride[f] : 0;
   p.tiles_i = kernels::FastDivmod(static_cast<uint32_t>(ti));
   p.tiles_o = kernels::FastDivmod(static_cast<uint32_t>(to));
   p.total_tiles = static_cast<int32_t>(total);

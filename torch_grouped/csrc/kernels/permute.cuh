@@ -278,9 +278,21 @@ struct Tile2dPlan : BatchAxes {
   int32_t size_i = 0, size_o = 0;     // extents of the two axes (< 2^31)
   int64_t stride_o_in = 0;            // input stride of o (elements)
   int64_t stride_i_out = 0;           // output stride of i (elements)
+  // i may be two tensor axes that follow each other in the input but not in the output (an
+  // input-inner axis of less than a tile row, with the next one folded in): position i of the
+  // tile axis lies at (i / i_run)·stride_i_out_outer + (i % i_run)·stride_i_out in the output.
+  // One axis: i_run = size_i.
+  FastDivmod i_run;
+  int64_t stride_i_out_outer = 0;
   FastDivmod tiles_i, tiles_o;
   int32_t total_tiles = 0;
 };
+
+// The output offset of position i of the tile's i axis.
+__device__ __forceinline__ int64_t tile2d_i_offset(const Tile2dPlan& p, int32_t i) {
+  const uint32_t outer = p.i_run.div(static_cast<uint32_t>(i));
+  return int64_t{outer} * p.stride_i_out_outer + int64_t{static_cast<int32_t>(i - outer * p.i_run.d)} * p.stride_i_out;
+}
 
 template <typename T>
 struct Tile2dTraits {
@@ -315,7 +327,7 @@ struct WordOf<16> {
 };
 
 struct Tile2dOrigin {
-  int64_t in, out;
+  int64_t in, out;  // out: the batch and o offsets (i's comes from tile2d_i_offset)
   int32_t rem_i, rem_o;  // extent of the tile inside the tensor along i and o
   int32_t i0, o0;        // first element of the tile along i and o
 };
@@ -336,7 +348,7 @@ __device__ __forceinline__ Tile2dOrigin tile2d_origin(const Tile2dPlan& p, uint3
   o.i0 = i0;
   o.o0 = o0;
   o.in = int64_t{o0} * p.stride_o_in + i0;
-  o.out = int64_t{i0} * p.stride_i_out + o0;
+  o.out = o0;
   add_batch_offsets<kBatch>(t, p.batch, p.batch_size, p.batch_in, p.batch_out, o.in, o.out, coord);
   o.rem_i = min(TI, p.size_i - i0);
   o.rem_o = min(TO, p.size_o - o0);
@@ -431,7 +443,8 @@ __device__ __forceinline__ void tile2d_store(T* __restrict__ out, const unsigned
     W w[Tr::V];
 #pragma unroll
     for (int j = 0; j < Tr::V; ++j) w[j] = *reinterpret_cast<const W*>(src + j * kRowBytes);
-    T* dst = out + o.out + int64_t{i_elem} * p.stride_i_out + o_elem;
+    // (the EPW positions from i_elem lie in one run of i: i_run is a multiple of V)
+    T* dst = out + o.out + tile2d_i_offset(p, o.i0 + i_elem) + o_elem;
 #pragma unroll
     for (int e = 0; e < Tr::EPW; ++e) {
       if (i_elem + e < o.rem_i) *reinterpret_cast<uint4*>(dst) = tile2d_transpose<T>(w, e);
