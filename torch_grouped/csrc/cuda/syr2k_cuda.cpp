@@ -56,7 +56,12 @@ int rank2k_cluster(const std::vector<int64_t>& orders, const sched::SymmetricTil
   const sched::GroupSizes sizes{orders.data(), orders.data(), static_cast<int32_t>(orders.size())};
   const sched::SymmetricTiles pairs{sched::Rank2KTiles{{2 * kTile, kTile}, tiles.triangle.uplo}, tiles.all_tiles};
   const int64_t ctas = kernels::rank2k_kernel(input, false, 1).resident(device);
-  const int64_t clusters = kernels::rank2k_kernel(input, false, 2).resident(device) / 2;
+  int64_t clusters = 0;
+  try {
+    clusters = kernels::rank2k_kernel(input, false, 2).resident(device) / 2;
+  } catch (const c10::Error&) {
+    return 1;  // no cluster of two fits on this device (the occupancy query says so): one CTA per tile
+  }
   return sched::rank2k_clusters_pay(sched::total_tiles(sizes, tiles), ctas, sched::total_tiles(sizes, pairs), clusters)
              ? 2
              : 1;
