@@ -200,6 +200,23 @@ def test_rank2k_pair_tiles_cover_the_triangle_once(uplo):
     assert len(extra) <= sum(math.ceil(s / 256) * 2 for s in sizes)
 
 
+@pytest.mark.parametrize("n, cluster", [
+    ([8192], 2),   # 2080 tiles (16 waves of 132) against 1056 pairs (16 waves of 66): the multicast pays
+    ([4096], 1),   # 528 tiles, 4 waves, against 272 pairs, 5 waves
+    ([2048], 1),   # 136 tiles: under two waves, nothing to gain
+    ([1024], 1),   # 36 tiles
+    ([8192, 128, 1000], 2),
+])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_rank2k_cluster_choice_on_132_sms(n, cluster, uplo):
+    """syr2k's choice of 2 x 1 clusters for its tile walk (sched::rank2k_walk_cluster) with the
+    H100's 132 CTAs and 66 clusters: what was measured in session 13 (benchmarks/NOTES.md)."""
+    assert sched._rank2k_cluster(n, uplo, 132, 66) == cluster
+    assert sched._rank2k_cluster(n, uplo, 132, 0) == 1  # no cluster fits: one CTA per tile
+    # the GEMM-scheduler switch walks the whole square: at n = 4096, 1024 tiles and 512 pairs
+    assert sched._rank2k_cluster([4096], uplo, 132, 66, all_tiles=True) == 2
+
+
 def test_symmetric_all_tiles_is_the_gemm_walk_of_the_square():
     """The syr2k kernel's comparison mode: every tile of each square once, valid, in the order
     of the grouped GEMM walk; the triangle tiles are the same set the Rank2K walk produces."""

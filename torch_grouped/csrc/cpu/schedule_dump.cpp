@@ -213,9 +213,20 @@ int64_t choose_streamk_tile(int64_t m, int64_t n, int64_t k, int64_t sms, at::Ar
   return sched::choose_streamk_tile(options, 2, m, n, k, 128, 64, sms, /*may_separate=*/true);
 }
 
+// syr2k's choice of 2 x 1 clusters for its tile walk (128-row tiles) over problems of orders n,
+// with `ctas` CTAs and `clusters` clusters resident at once.
+int64_t rank2k_cluster(at::IntArrayRef n, const std::string& uplo, int64_t ctas, int64_t clusters, bool all_tiles) {
+  TORCH_CHECK_VALUE(uplo == "L" || uplo == "U", "rank2k_cluster: uplo must be 'L' or 'U', got '", uplo, "'");
+  TORCH_CHECK_VALUE(ctas >= 1 && clusters >= 0, "rank2k_cluster: ctas must be >= 1 and clusters >= 0");
+  const sched::SymmetricTiles tiles{sched::Rank2KTiles{{128, 128}, uplo == "L" ? sched::Uplo::Lower : sched::Uplo::Upper},
+                                    all_tiles};
+  return sched::rank2k_walk_cluster(n.data(), static_cast<int32_t>(n.size()), tiles, ctas, clusters);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
+  m.impl("_rank2k_cluster", &rank2k_cluster);
   m.impl("_round_robin_makespan", &round_robin_makespan);
   m.impl("_choose_gemm_tile", &choose_gemm_tile);
   m.impl("_permute_plan", &permute_plan);

@@ -48,23 +48,20 @@ int forced_rank2k_cluster() {
   return *v == '1' ? 2 : 1;
 }
 
-// The cluster size of the tile walk over problems of these orders.
+// The cluster size of the tile walk over problems of these orders (sched::rank2k_walk_cluster with
+// this device's resident CTAs and clusters).
 int rank2k_cluster(const std::vector<int64_t>& orders, const sched::SymmetricTiles& tiles, kernels::InputKind input,
                    int device) {
   const int forced = forced_rank2k_cluster();
   if (forced > 0) return forced;
-  const sched::GroupSizes sizes{orders.data(), orders.data(), static_cast<int32_t>(orders.size())};
-  const sched::SymmetricTiles pairs{sched::Rank2KTiles{{2 * kTile, kTile}, tiles.triangle.uplo}, tiles.all_tiles};
   const int64_t ctas = kernels::rank2k_kernel(input, false, 1).resident(device);
   int64_t clusters = 0;
   try {
     clusters = kernels::rank2k_kernel(input, false, 2).resident(device) / 2;
   } catch (const c10::Error&) {
-    return 1;  // no cluster of two fits on this device (the occupancy query says so): one CTA per tile
+    // no cluster of two fits on this device (the occupancy query says so): one CTA per tile
   }
-  return sched::rank2k_clusters_pay(sched::total_tiles(sizes, tiles), ctas, sched::total_tiles(sizes, pairs), clusters)
-             ? 2
-             : 1;
+  return sched::rank2k_walk_cluster(orders.data(), static_cast<int32_t>(orders.size()), tiles, ctas, clusters);
 }
 
 // One problem whose triangle fills the GPU unevenly (n = 2048: 136 tiles of 128 on 132 SMs, a
