@@ -6,6 +6,7 @@
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/util/SmallVector.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -50,7 +51,7 @@ int forced_rank2k_cluster() {
 
 // The cluster size of the tile walk over problems of these orders (sched::rank2k_walk_cluster with
 // this device's resident CTAs and clusters).
-int rank2k_cluster(const std::vector<int64_t>& orders, const sched::SymmetricTiles& tiles, kernels::InputKind input,
+int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& tiles, kernels::InputKind input,
                    int device) {
   const int forced = forced_rank2k_cluster();
   if (forced > 0) return forced;
@@ -140,10 +141,10 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   if (problems.empty()) return out;
   // The kernel's tiles, and the walk's: with clusters, pair tiles of two CTAs' rows.
   const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, kTile}, uplo}, gemm_scheduler()};
-  std::vector<int64_t> orders;
+  c10::SmallVector<int64_t, 8> orders;  // (no heap allocation for a few groups)
   for (const ListProblem& problem : problems) orders.push_back(problem.group.n);
   const int cluster = rank2k_cluster(orders, tiles, input_kind(dtype), device.index());
-  const sched::SymmetricTiles walk{sched::Rank2KTiles{{kTile * cluster, kTile}, uplo}, tiles.all_tiles};
+  const sched::SymmetricTiles walk = sched::cluster_walk(tiles, cluster);
   const kernels::GroupedGemmKernel walk_kernel = kernels::rank2k_kernel(input_kind(dtype), false, cluster);
   kernels::GroupedGemmArgs p{};
   p.out_kind = out_kind(a[0].scalar_type());

@@ -99,14 +99,20 @@ TG_HOST_DEVICE bool rank2k_clusters_pay(int64_t tiles, int64_t ctas, int64_t pai
                                    static_cast<double>(ceil_div(tiles, ctas));
 }
 
+// The walk of a Rank2K kernel whose CTAs run in clusters of `cluster` along M: pair tiles of
+// cluster·tm x tn (macro tiles of the triangle), each CTA one tm x tn member.
+TG_HOST_DEVICE SymmetricTiles cluster_walk(SymmetricTiles tiles, int32_t cluster) {
+  return SymmetricTiles{Rank2KTiles{{tiles.triangle.tile.m * cluster, tiles.triangle.tile.n}, tiles.triangle.uplo},
+                        tiles.all_tiles};
+}
+
 // The cluster size (1 or 2) for syr2k's tile walk over problems of orders n[0..count) with 128-row
 // tiles `tiles` (tiles.triangle.tile square), given how many CTAs and 2-CTA clusters run at once.
 inline int rank2k_walk_cluster(const int64_t* n, int32_t count, SymmetricTiles tiles, int64_t ctas, int64_t clusters) {
   if (clusters <= 0) return 1;
   const GroupSizes sizes{n, n, count};
-  const SymmetricTiles pairs{Rank2KTiles{{2 * tiles.triangle.tile.m, tiles.triangle.tile.n}, tiles.triangle.uplo},
-                             tiles.all_tiles};
-  return rank2k_clusters_pay(total_tiles(sizes, tiles), ctas, total_tiles(sizes, pairs), clusters) ? 2 : 1;
+  return rank2k_clusters_pay(total_tiles(sizes, tiles), ctas, total_tiles(sizes, cluster_walk(tiles, 2)), clusters) ? 2
+                                                                                                                   : 1;
 }
 
 }  // namespace torch_grouped::sched
