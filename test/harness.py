@@ -67,10 +67,20 @@ def kernels_launched(fn):
     return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
+def _configs(names):
+    flag = "(true|false)"
+    found = (re.search(rf"GroupedGemmConfig<[^<>]*, (\d+), {flag}, {flag}, {flag}>", n) for n in names)
+    return [(int(m.group(1)), *(m.group(i) == "true" for i in (2, 3, 4))) for m in found if m]
+
+
 def matmul_configs(names):
     """The (cluster size, TMA-store epilogue, A K-major) of every grouped GEMM kernel
-    configuration among kernel names: the last three template arguments of GroupedGemmConfig."""
-    flag = "(true|false)"
-    found = (re.search(rf"GroupedGemmConfig<[^<>]*, (\d+), {flag}, {flag}>", n) for n in names)
-    return {(int(m.group(1)), *(m.group(i) == "true" for i in (2, 3))) for m in found if m}
+    configuration among kernel names: template arguments of GroupedGemmConfig."""
+    return {c[:3] for c in _configs(names)}
+
+
+def row_copy_kernels(names):
+    """How many of the launched matmul kernels read operands by row copies (kernels/row_copy.cuh):
+    GroupedGemmConfig's last template argument."""
+    return sum(c[3] for c in _configs(names))
 

@@ -13,7 +13,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import kernels_launched, matmul_configs
+from harness import kernels_launched, matmul_configs, row_copy_kernels
 
 HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
@@ -294,3 +294,111 @@ def test_dependent_launch_switch():
     assert on.stdout == off.stdout
     bad = run("yes")
     assert bad.returncode != 0 and "TORCH_GROUPED_PDL must be 0 or 1; got 'yes'" in bad.stderr
+
+
+# Operands TMA cannot address, read where they lie by the row-copy kernel (kernels/row_copy.cuh,
+# TORCH_GROUPED_ROW_COPIES=1; off by default): rows of 2-byte elements that start anywhere
+# (shifts of 2..14 bytes), K and N tails inside a 64-element line, rows past M and K past the end
+# zeroed in the stage.
+@pytest.fixture
+def row_copies(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
+    return monkeypatch
+ROW_COPY_SHAPES = [
+    (708, 830, 140),     # K % 8 = 4: rows 8-byte aligned every other row; N odd-even mix
+    (333, 77, 5003),     # odd K and odd N: every shift of A's rows, B's N-major lines clipped at 77
+    (200, 300, 12),      # K shorter than one line
+    (130, 250, 1000),    # B rows of 500 bytes; M, N off the tile
+    (128, 100, 20001),   # one tile over the whole grid: Stream-K segments of a deep, odd K
+    (1, 9, 65),          # a single row
+]
+
+
+def _row_copy_operands(m, n, k, dtype, b_layout, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g).to("cuda", dtype)
+    b = torch.randn(k, n, generator=g).to("cuda", dtype)
+    if b_layout == "k_major":
+        b = b.T.contiguous().T
+    elif b_layout == "offset":  # base one element past 16-byte alignment, row stride n + 3
+        b = torch.randn(k, n + 3, generator=g).to("cuda", dtype)[:, 1 : n + 1]
+    return a, b
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k", ROW_COPY_SHAPES)
+def test_row_copies_match_mm(decomposition, m, n, k, row_copies):
+    a, b = _row_copy_operands(m, n, k, torch.bfloat16, "n_major")
+    poison()
+    check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("b_layout", ["n_major", "k_major", "offset"])
+@pytest.mark.parametrize("m, n, k", [(333, 77, 5003), (708, 830, 140), (1000, 136, 136)])
+def test_row_copies_are_bitwise_the_copies(dtype, b_layout, m, n, k, row_copies):
+    """The row-copy kernel reads exactly what the pitched copies hold: with the same 128 x 128 tile
+    (so the same plan) the results are bitwise equal, for both B layouts, both dtypes, an offset B
+    (in (1000, 136, 136) the only operand TMA cannot address: A goes through TMA beside B's row
+    copies; with the other B layouts nothing is misaligned there, and both runs take TMA)."""
+    a, b = _row_copy_operands(m, n, k, dtype, b_layout)
+    row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", "128x128")
+    poison()
+    rows = tg.streamk_mm(a, b, decomposition="stream_k")
+    row_copies.setenv("TORCH_GROUPED_ROW_COPIES", "0")
+    copies = tg.streamk_mm(a, b, decomposition="stream_k")
+    check(rows, a, b)
+    assert torch.equal(rows, copies)
+
+
+def test_row_copies_of_offset_and_broadcast_rows(row_copies):
+    """Rows at every 2-byte offset of a shared buffer, and a broadcast A (row stride 0: TMA
+    refuses it, the row copies read the one row M times)."""
+    base = torch.randn(1200, 1203, device="cuda", dtype=torch.bfloat16)
+    for offset in range(8):
+        a = base[offset : offset + 301, offset : offset + 1001]
+        b = base[offset + 5 : offset + 1006, 3 : 3 + 203]
+        check(tg.streamk_mm(a, b, decomposition="stream_k"), a, b)
+    a = torch.randn(1, 777, device="cuda", dtype=torch.bfloat16).expand(300, 777)
+    b = base[:777, :129]
+    check(tg.streamk_mm(a, b, decomposition="data_parallel"), a, b)
+
+
+def test_row_copies_graph_replays_with_new_inputs(row_copies):
+    """Captured in a CUDA graph (no host synchronisation, the raw buffers in shared memory):
+    replays read the operands' new values."""
+    a, b = _row_copy_operands(333, 77, 5003, torch.bfloat16, "n_major")
+    out = tg.streamk_mm(a, b, decomposition="stream_k")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.streamk_mm(a, b, decomposition="stream_k")
+    a.copy_(torch.randn_like(a))
+    b.copy_(torch.randn_like(b))
+    graph.replay()
+    check(out, a, b)
+
+
+def test_row_copies_takes_its_kernel(monkeypatch):
+    """With TORCH_GROUPED_ROW_COPIES=1, operands TMA cannot address take the row-copy kernel and
+    no copy kernel; unset, 0 or with a forced 128 x 256 tile they are copied; an aligned call never
+    takes it; another value is an error."""
+    a, b = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
+    assert torch.ops.grouped._streamk_tile(a, b)[1] == 128
+    names = kernels_launched(lambda: tg.streamk_mm(a, b))
+    assert row_copy_kernels(names) == 1 and not any("pitched_copy" in n for n in names), names
+    for env_vars in ({"TORCH_GROUPED_ROW_COPIES": None}, {"TORCH_GROUPED_ROW_COPIES": "0"},
+                     {"TORCH_GROUPED_STREAMK_TILE": "128x256"}):
+        with monkeypatch.context() as env:
+            for variable, value in env_vars.items():
+                if value is None:
+                    env.delenv(variable)
+                else:
+                    env.setenv(variable, value)
+            names = kernels_launched(lambda: tg.streamk_mm(a, b))
+            assert row_copy_kernels(names) == 0 and any("pitched_copy" in n for n in names), (env_vars, names)
+    aligned = _row_copy_operands(704, 832, 144, torch.bfloat16, "n_major")
+    assert row_copy_kernels(kernels_launched(lambda: tg.streamk_mm(*aligned))) == 0
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_ROW_COPIES must be 0 or 1; got 'yes'"):
+        tg.streamk_mm(a, b)

@@ -4,12 +4,38 @@
 
 namespace torch_grouped {
 
-int StagedOperands::add(const at::Tensor& t, bool transposed) {
+namespace {
+
+// `t` ([rows, cols] or [batch, rows, cols]) as [batch, outer, inner]: rows x cols, or cols x rows
+// when `transposed` (sizes and strides, without a view).
+void as_operand(const at::Tensor& t, bool transposed, int64_t (&sizes)[3], int64_t (&strides)[3]) {
   TORCH_INTERNAL_ASSERT((t.dim() == 2 || t.dim() == 3) && t.element_size() == 2);
   const int r = static_cast<int>(t.dim()) - 2;  // the rows axis
   const int row = transposed ? r + 1 : r, col = transposed ? r : r + 1;
-  const int64_t sizes[3] = {r ? t.size(0) : 1, t.size(row), t.size(col)};
-  const int64_t strides[3] = {r ? t.stride(0) : t.numel(), t.stride(row), t.stride(col)};
+  sizes[0] = r ? t.size(0) : 1, sizes[1] = t.size(row), sizes[2] = t.size(col);
+  strides[0] = r ? t.stride(0) : t.numel(), strides[1] = t.stride(row), strides[2] = t.stride(col);
+}
+
+}  // namespace
+
+bool StagedOperands::addressable(const at::Tensor& t, bool transposed) {
+  int64_t sizes[3], strides[3];
+  as_operand(t, transposed, sizes, strides);
+  return tma_operand(t.data_ptr(), t.scalar_type(), sizes, strides).has_value();
+}
+
+std::optional<kernels::RowSource> StagedOperands::row_source(const at::Tensor& t, bool transposed) {
+  int64_t sizes[3], strides[3];
+  as_operand(t, transposed, sizes, strides);
+  constexpr int64_t k31 = int64_t{1} << 31;
+  if (sizes[0] != 1 || sizes[1] <= 0 || sizes[2] <= 0 || sizes[1] >= k31 || sizes[2] >= k31) return std::nullopt;
+  if (sizes[2] > 1 && strides[2] != 1) return std::nullopt;  // the rows must be contiguous
+  return kernels::RowSource{static_cast<const char*>(t.data_ptr()), sizes[1] > 1 ? strides[1] : 0, sizes[1], sizes[2]};
+}
+
+int StagedOperands::add(const at::Tensor& t, bool transposed) {
+  int64_t sizes[3], strides[3];
+  as_operand(t, transposed, sizes, strides);
   dtype_ = t.scalar_type();
   operands_.push_back(tma_operand(t.data_ptr(), dtype_, sizes, strides));
   const int64_t pitch = pitched_row(sizes[2]);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "../kernels/grouped_gemm_args.h"
 #include "pitched_copy.h"
 #include "tma_map.h"
 
@@ -22,6 +23,13 @@ class StagedOperands {
   // cols, or cols x rows when `transposed`. Reads sizes and strides without making views (the
   // list API adds hundreds of groups). Returns the operand's index.
   int add(const at::Tensor& t, bool transposed = false);
+
+  // Whether add() would take `t` as it lies (no copy).
+  static bool addressable(const at::Tensor& t, bool transposed = false);
+
+  // `t` ([rows, cols], one matrix) as the row-copy kernels read it in place (kernels/row_copy.cuh):
+  // rows x cols, or cols x rows when `transposed`; nothing unless the rows are contiguous.
+  static std::optional<kernels::RowSource> row_source(const at::Tensor& t, bool transposed = false);
 
   // Makes the copies on `stream`; the buffer goes to `keep`, which must live until the kernel
   // that reads it has been queued (the allocator reuses memory in stream order only).

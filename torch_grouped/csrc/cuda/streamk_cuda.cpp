@@ -72,7 +72,7 @@ namespace {
 // predicts fastest (sched::choose_streamk_tile), the same for every decomposition of the shape.
 // TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for the benchmarks' sweeps of each tile's
 // plans; unset or empty: the choice above.
-int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid) {
+int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies) {
   const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
   if (v != nullptr && *v != '\0') {
     const std::string name(v);
@@ -80,12 +80,39 @@ int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid) {
                       "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
     return name == "128x128" ? 128 : 256;
   }
-  if (n <= 128) return 128;
+  if (n <= 128 || row_copies) return 128;  // (the row-copy kernel has 128 x 128 tiles)
   if (m == 0 || k == 0) return 256;  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
   const sched::StreamKTileOption options[] = {{256, models.wide}, {128, models.narrow}};
   return static_cast<int>(
       choose_streamk_tile_cached(options, 2, m, n, k, kStreamKTileM, kTileK, grid, /*may_separate=*/true));
+}
+
+// The operands the row-copy kernel reads in place (kernels/row_copy.cuh), when streamk_mm takes it:
+// with TORCH_GROUPED_ROW_COPIES=1, an operand TMA cannot address (and whose rows are contiguous)
+// is read where it lies instead of through a pitched copy, with 128 x 128 tiles; a forced 128 x 256
+// tile (TORCH_GROUPED_STREAMK_TILE) copies. Unset or 0: pitched copies. Off by default: the row
+// copies' producer is the bound (1.8 µs per K block on 3976 x 3686 x 4155), 0.42–1.09x the time of
+// copies and TMA over the corpus' misaligned shapes (H100, session 14, benchmarks/NOTES.md).
+struct RowCopies {
+  std::optional<kernels::RowSource> a, b;
+  bool on() const { return a.has_value() || b.has_value(); }
+};
+
+RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major) {
+  const char* v = std::getenv("TORCH_GROUPED_ROW_COPIES");
+  const std::string setting = v == nullptr ? "" : v;
+  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
+                    "TORCH_GROUPED_ROW_COPIES must be 0 or 1; got '", setting, "'");
+  const char* tile = std::getenv("TORCH_GROUPED_STREAMK_TILE");
+  if (setting != "1" || (tile != nullptr && std::string(tile) == "128x256")) return {};
+  RowCopies r;
+  if (!StagedOperands::addressable(a)) r.a = StagedOperands::row_source(a);
+  if (!StagedOperands::addressable(b, k_major)) r.b = StagedOperands::row_source(b, k_major);
+  // Both operands must then be readable: one TMA cannot address and whose rows are not contiguous
+  // is copied, and then the other goes through TMA or rows as it is.
+  const bool a_ok = r.a || StagedOperands::addressable(a), b_ok = r.b || StagedOperands::addressable(b, k_major);
+  return a_ok && b_ok ? r : RowCopies{};
 }
 
 // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
@@ -137,15 +164,21 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const bool k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
-  const int tile_n = streamk_tile_n(device, m, n, k, g);
+  const RowCopies rows = row_copies(a, b, k_major);
+  const int tile_n = streamk_tile_n(device, m, n, k, g, rows.on());
   const StreamKModels& models = cached_models(device);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  if (rows.on()) {
+    p.a_rows = rows.a.value_or(kernels::RowSource{});
+    p.b_rows = rows.b.value_or(kernels::RowSource{});
+  }
   StagedOperands operands;
-  const int ia = operands.add(a), ib = operands.add(b, /*transposed=*/k_major);
+  const int ia = rows.a ? -1 : operands.add(a), ib = rows.b ? -1 : operands.add(b, /*transposed=*/k_major);
   operands.copy(a.device(), stream, keep);
-  if (!operands[ia] || !operands[ib]) return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
-  p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
-  p.b_map = b_map(*operands[ib], k_major, tile_n, a.scalar_type());
+  if ((ia >= 0 && !operands[ia]) || (ib >= 0 && !operands[ib]))
+    return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
+  if (ia >= 0) p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
+  if (ib >= 0) p.b_map = b_map(*operands[ib], k_major, tile_n, a.scalar_type());
   p.streamk = resolve_streamk_plan_cached(tile_n == 256 ? models.wide : models.narrow, d, is_auto, splits, m, n, k, kStreamKTileM, tile_n,
                                           kTileK, g, /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
@@ -168,7 +201,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
     if (!p.streamk.separate_fixup)
       p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers, keep);
   }
-  kernels::streamk_kernel(input_kind(a.scalar_type()), k_major, tile_n, c_map.has_value())(p, static_cast<int>(p.streamk.grid), stream);
+  kernels::streamk_kernel(input_kind(a.scalar_type()), k_major, tile_n, c_map.has_value(), rows.on())(
+      p, static_cast<int>(p.streamk.grid), stream);
   if (p.streamk.separate_fixup)
     launch_streamk_reduce(p.streamk, p.workspace, kStreamKTileM, tile_n, {out.data_ptr(), m, n, n, p.out_kind}, stream);
   return out;
@@ -179,7 +213,9 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   check_streamk(a, b, "auto", 0, grid, is_auto);
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
-  return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g), kTileK};
+  const bool k_major = b_is_k_major(a.size(1), b.size(1), b.stride(0), b.stride(1));
+  const bool rows = kernel_dtype(a.scalar_type()) && row_copies(a, b, k_major).on();
+  return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows), kTileK};
 }
 
 }  // namespace torch_grouped

@@ -56,6 +56,10 @@ TG_DECLARE(streamk_bf16_128x256_bkmajor_tmastore)
 TG_DECLARE(streamk_bf16_128x256_bnmajor_tmastore)
 TG_DECLARE(streamk_f16_128x256_bkmajor_tmastore)
 TG_DECLARE(streamk_f16_128x256_bnmajor_tmastore)
+TG_DECLARE(streamk_bf16_128x128_bkmajor_rowcopy)
+TG_DECLARE(streamk_bf16_128x128_bnmajor_rowcopy)
+TG_DECLARE(streamk_f16_128x128_bkmajor_rowcopy)
+TG_DECLARE(streamk_f16_128x128_bnmajor_rowcopy)
 #undef TG_DECLARE
 
 namespace {
@@ -126,8 +130,13 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m) {
               : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident, false};
 }
 
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store) {
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store, bool row_copies) {
   const bool bf16 = input == InputKind::BFloat16;
+  if (row_copies) {
+    TORCH_INTERNAL_ASSERT(tile_n == 128 && !tma_store, "Stream-K: row copies only with 128x128 tiles and the threads' stores");
+    if (bf16) return b_k_major ? streamk_bf16_128x128_bkmajor_rowcopy : streamk_bf16_128x128_bnmajor_rowcopy;
+    return b_k_major ? streamk_f16_128x128_bkmajor_rowcopy : streamk_f16_128x128_bnmajor_rowcopy;
+  }
   if (tma_store) {
     TORCH_INTERNAL_ASSERT(tile_n == 256, "Stream-K: TMA stores only with 128x256 tiles");
     if (bf16) return b_k_major ? streamk_bf16_128x256_bkmajor_tmastore : streamk_bf16_128x256_bnmajor_tmastore;

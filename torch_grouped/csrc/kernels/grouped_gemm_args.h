@@ -41,6 +41,16 @@ struct ListGroup {
   int64_t ldc_in;
 };
 
+// An operand whose rows TMA cannot address (a row stride or base that is not a multiple of 16
+// bytes), read by the row-copy kernels (kernels/row_copy.cuh) from where it lies: `rows` rows of
+// `inner` 2-byte elements, unit stride along them, `ld` elements from one row to the next (any value,
+// 0 included). base null: the operand goes through its TMA map.
+struct RowSource {
+  const char* base;
+  int64_t ld;
+  int64_t rows, inner;
+};
+
 struct GroupedGemmArgs {
   // RaggedM/RaggedN/Batched: A as [batch, rows, K] (K fastest); B as [batch, N, K] when K-major,
   // [batch, K, N] when N-major. (RaggedK: A as [1, K, M], B as [1, K, N]; the maps here are the
@@ -76,6 +86,9 @@ struct GroupedGemmArgs {
   sched::StreamKPlan streamk;
   float* workspace;
   int32_t* counters;
+  // Row-copy kernels (GroupedGemmConfig::RowCopies, streamk_mm): A as [M, K], B as [N, K] (K-major)
+  // or [K, N] (N-major), for each operand TMA cannot address; the other's base is null.
+  RowSource a_rows, b_rows;
   // The output as [batch, rows, N] in boxes of one 128-byte line x 64 rows (128-byte swizzle),
   // for the epilogue of the TMA-store kernels (store_tile_tma), when the output's rows are 16-byte
   // aligned: streamk_mm and the Batched form (one problem, or one per batch: exact), RaggedM (all

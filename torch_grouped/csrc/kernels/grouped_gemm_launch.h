@@ -46,7 +46,10 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1
 // The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
 // or N-major, one CTA per SM, two consumer warpgroups.
 constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
-// `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map).
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store = false);
+// `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map);
+// `row_copies` (tile_n 128 only): the variant that reads operands TMA cannot address in place
+// (args.a_rows / b_rows, kernels/row_copy.cuh).
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store = false,
+                                   bool row_copies = false);
 
 }  // namespace torch_grouped::kernels

@@ -34,6 +34,7 @@
 #include "dependent_launch.cuh"
 #include "float_convert.cuh"
 #include "grouped_gemm_args.h"
+#include "row_copy.cuh"
 #include "streamk_fixup.cuh"
 
 namespace torch_grouped::kernels {
@@ -50,7 +51,7 @@ namespace torch_grouped::kernels {
 enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
 
 template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1,
-          bool TmaStore_ = false, bool AKMajor_ = true>
+          bool TmaStore_ = false, bool AKMajor_ = true, bool RowCopies_ = false>
 struct GroupedGemmConfig {
   using Element = T;
   static constexpr int BM = BM_, BN = BN_, BK = 64;
@@ -91,8 +92,17 @@ struct GroupedGemmConfig {
   static constexpr int CtasPerSm = Consumers == 1 ? 2 : 1;
   // The first of the tile's rows that consumer warpgroup `warpgroup` holds.
   static __device__ __forceinline__ int first_row(int warpgroup) { return 64 * warpgroup; }
-  static constexpr int ProducerRegs = 40;
-  static constexpr int ConsumerRegs = CtasPerSm == 2 ? 216 : 232;
+  // Row copies (row_copy.cuh): operands TMA cannot address (args.a_rows / b_rows) are fetched by
+  // bulk copies of their rows into RawSlots raw buffers and realigned into the stages by the
+  // whole producer warpgroup, which then needs registers of its own (the 128 x 128 tiles' 64
+  // accumulators per consumer thread leave them). Stream-K walk, no clusters, TMA for the rest.
+  static constexpr bool RowCopies = RowCopies_;
+  static_assert(!RowCopies || (Mode_ == KernelMode::StreamK && ClusterM_ == 1 && !TmaStore_ && AKMajor_ && BN_ == 128),
+                "row copies: the Stream-K kernel's 128 x 128 tiles, no clusters, stores by the threads");
+  static constexpr int RawSlots = RowCopies ? 3 : 0;
+  static constexpr int RawBytes = RawSlots * (BM_ + BN_) * row_copy::kRawRowBytes;
+  static constexpr int ProducerRegs = RowCopies ? 104 : 40;
+  static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? 216 : 232);
   // 128-byte swizzle: a K-major row of BK = 64 half-precision elements is exactly one 128 B line,
   // which is what TMA's SWIZZLE_128B writes and WGMMA's SW128 layouts read.
   static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
@@ -110,7 +120,7 @@ struct GroupedGemmConfig {
   static constexpr int EpilogueWarpgroupBytes = TmaStore ? EpilogueBuffers * EpilogueChunkBytes : 64 * (32 + 8) * 4;
   static constexpr int EpilogueBytes = Consumers * EpilogueWarpgroupBytes;
   // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
-  static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes;
+  static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes - RawBytes;
   static constexpr int Stages = StageBudget / StageBytes < 8 ? StageBudget / StageBytes : 8;
 
   // An MN-major operand (B N-major, A M-major): the TMA box is 64 columns (rows) x BK, so the atoms
@@ -135,6 +145,9 @@ struct GroupedGemmConfig {
     alignas(1024) float epilogue[Consumers][EpilogueWarpgroupBytes / 4];
     typename Pipeline::SharedStorage pipeline;
     int fixup_last[Consumers];  // Stream-K: streamk_fixup.cuh
+    // Row copies: the raw rows of RawSlots K blocks (A's BM lines, then B's BN) and their barriers.
+    alignas(128) char raw[RawSlots > 0 ? RawBytes : 16];
+    uint64_t raw_full[RawSlots > 0 ? RawSlots : 1];
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
   static_assert(SmemBytes * CtasPerSm <= 227 * 1024, "shared memory beyond an SM's 227 KB");
@@ -347,6 +360,99 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   // the CTA may exit only once every stage it filled has been released by both.
   if constexpr (Cfg::ClusterM > 1) {
     if (leader) pipeline.producer_tail(state);
+  }
+}
+
+// The K blocks of a CTA's work units, one after the other (units with an empty range skipped):
+// the row-copy producer walks them twice, fetching RawSlots - 1 blocks ahead of the realignment.
+template <class Cfg>
+struct BlockStream {
+  WorkUnits<Cfg> units;
+  WorkUnit u;
+  int32_t kb = 0;
+  bool live = false;
+  __device__ explicit BlockStream(const GroupedGemmArgs& p) : units(p) { live = next_unit(); }
+  __device__ __forceinline__ bool next_unit() {
+    while (units.next(u))
+      if (u.kb_begin < u.kb_end) {
+        kb = u.kb_begin;
+        return true;
+      }
+    return false;
+  }
+  __device__ __forceinline__ void advance() {
+    if (++kb >= u.kb_end) live = next_unit();
+  }
+  // The current block's lines of A and B, as the stage holds them (row_copy::StageRows).
+  __device__ __forceinline__ row_copy::StageRows a_rows() const {
+    return {u.q.a_row + int64_t(u.tile.tile_m) * Cfg::BM, int64_t(kb) * Cfg::BK, false};
+  }
+  __device__ __forceinline__ row_copy::StageRows b_rows() const {
+    const int64_t col = u.q.b_col + int64_t(u.tile.tile_n) * Cfg::BN, k0 = int64_t(kb) * Cfg::BK;
+    return Cfg::BKMajor ? row_copy::StageRows{col, k0, false} : row_copy::StageRows{k0, col, true};
+  }
+};
+
+// The producer of the row-copy kernels: the whole warpgroup (thread 0..127). Per K block, all
+// fetch the raw rows of the block RawSlots - 1 ahead; then all wait for the stage to be free,
+// thread 0 issues the TMA loads of an operand that has a map, all realign the block's raw rows
+// into the stage, and once every thread's stores are done (and made visible to the async proxy
+// that WGMMA reads through) thread 0 arrives on the stage's full barrier, which also counts the
+// TMA bytes. A raw slot is refetched only after the block that used it is realigned (the named
+// barrier), so it needs no barrier of its own for that.
+template <class Cfg>
+__device__ __forceinline__ void produce_row_copies(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
+                                                   typename Cfg::SharedStorage& smem, int thread) {
+  using T = typename Cfg::Element;
+  constexpr int kProducerBarrier = 4;  // (1 + warpgroup: the consumers' epilogue barriers)
+  constexpr int kSlotBytes = Cfg::RawBytes / Cfg::RawSlots;
+  constexpr int kBRaw = Cfg::BM * row_copy::kRawRowBytes;  // B's lines after A's in a slot
+  const bool rows_a = p.a_rows.base != nullptr, rows_b = p.b_rows.base != nullptr;
+  const int32_t tma_bytes = (rows_a ? 0 : Cfg::BM * Cfg::BK * int32_t(sizeof(T))) +
+                            (rows_b ? 0 : Cfg::BN * Cfg::BK * int32_t(sizeof(T)));
+  static_assert(Cfg::BM == 128 && Cfg::BN == 128, "a line of each operand per producer thread");
+  const uint32_t raw_base = uint32_t(__cvta_generic_to_shared(smem.raw));
+  BlockStream<Cfg> fetch(p), fill(p);
+  int32_t fetched = 0, filled = 0;
+  auto fetch_next = [&]() {
+    if (!fetch.live) return;
+    const int slot = fetched % Cfg::RawSlots;
+    const uint32_t raw = raw_base + uint32_t(slot * kSlotBytes);
+    if (rows_a) row_copy::fetch_lines<128>(p.a_rows, fetch.a_rows(), raw, thread);
+    if (rows_b) row_copy::fetch_lines<128>(p.b_rows, fetch.b_rows(), raw + kBRaw, thread);
+    row_copy::arrive_when_copied(&smem.raw_full[slot]);
+    fetch.advance();
+    ++fetched;
+  };
+  for (int i = 0; i + 1 < Cfg::RawSlots; ++i) fetch_next();
+  auto state = cutlass::make_producer_start_state<typename Cfg::Pipeline>();
+  while (fill.live) {
+    fetch_next();
+    smem.pipeline.empty_barrier_[state.index()].wait(state.phase());
+    uint64_t* full = pipeline.producer_get_barrier(state);
+    T* a = smem.a + state.index() * Cfg::BM * Cfg::BK;
+    T* b = smem.b + state.index() * Cfg::BN * Cfg::BK;
+    const GroupProblem& q = fill.u.q;
+    if (thread == 0 && tma_bytes > 0) {
+      cutlass::arch::ClusterTransactionBarrier::expect_transaction(full, uint32_t(tma_bytes));
+      const int32_t k0 = fill.kb * Cfg::BK;
+      if (!rows_a) load_a_k_major<Cfg>(q.a, q.a_batch, full, a, k0, int32_t(fill.a_rows().row0));
+      if (!rows_b) load_b<Cfg>(q.b, q.b_batch, full, b, k0, int32_t(q.b_col + int64_t(fill.u.tile.tile_n) * Cfg::BN));
+    }
+    const int slot = filled % Cfg::RawSlots;
+    cutlass::arch::ClusterBarrier::wait(&smem.raw_full[slot], uint32_t((filled / Cfg::RawSlots) & 1));
+    const char* raw = smem.raw + slot * kSlotBytes;
+    if (rows_a) row_copy::realign_lines(p.a_rows, fill.a_rows(), raw, reinterpret_cast<char*>(a), thread);
+    if (rows_b)
+      row_copy::realign_lines(p.b_rows, fill.b_rows(), raw + kBRaw, reinterpret_cast<char*>(b), thread);
+    // The stage's generic-proxy stores before WGMMA's async-proxy reads; the raw slot's reads
+    // before the next bulk copies into it.
+    cutlass::arch::fence_view_async_shared();
+    cutlass::arch::NamedBarrier::sync(128, kProducerBarrier);
+    if (thread == 0) cutlass::arch::ClusterBarrier::arrive(full);
+    fill.advance();
+    ++filled;
+    ++state;
   }
 }
 
@@ -790,6 +896,13 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
   params.role = warpgroup == 0 ? Cfg::Pipeline::ThreadCategory::Producer : Cfg::Pipeline::ThreadCategory::Consumer;
   params.is_leader = threadIdx.x == 0;
   typename Cfg::Pipeline pipeline(smem.pipeline, params, typename Cfg::ClusterShape{});
+  if constexpr (Cfg::RowCopies) {
+    if (threadIdx.x == 0) {
+      // (one arrival per producer thread, when its copies of the block have landed)
+      for (int i = 0; i < Cfg::RawSlots; ++i) cutlass::arch::ClusterBarrier::init(&smem.raw_full[i], 128);
+      cutlass::arch::fence_barrier_init();
+    }
+  }
   // Barriers initialised before anyone waits on them (or, in a cluster, signals them remotely).
   if constexpr (Cfg::ClusterM > 1) {
     cute::cluster_arrive_relaxed();
@@ -805,7 +918,13 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
 
   if (warpgroup == 0) {
     cutlass::arch::warpgroup_reg_dealloc<Cfg::ProducerRegs>();
-    if (threadIdx.x < 32) {
+    if constexpr (Cfg::RowCopies) {
+      if (threadIdx.x == 0) {
+        if (p.a_rows.base == nullptr) cute::prefetch_tma_descriptor(&p.a_map);
+        if (p.b_rows.base == nullptr) cute::prefetch_tma_descriptor(&p.b_map);
+      }
+      produce_row_copies<Cfg>(p, pipeline, smem, threadIdx.x);
+    } else if (threadIdx.x < 32) {
       if (p.form != GroupedForm::List && p.form != GroupedForm::RaggedK && threadIdx.x == 0) {
         cute::prefetch_tma_descriptor(&p.a_map);
         cute::prefetch_tma_descriptor(&p.b_map);
@@ -907,25 +1026,29 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // `NAME_resident` (resident_grouped_gemm_ctas). MODE is Grouped, Rank2K, StreamK or Rank2KStreamK;
 // the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters, the _TMA_STORE form stores
 // through store_tile_tma (args.c_map), AKMAJOR false reads A M-major.
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR) \
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR, ROW_COPIES) \
   namespace torch_grouped::kernels {                                                                          \
-  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR>; \
+  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR, ROW_COPIES>; \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                     \
     launch_grouped_gemm<NAME##_config>(args, grid, stream);                                                   \
   }                                                                                                           \
   int NAME##_resident(int device) { return resident_grouped_gemm_ctas<NAME##_config>(device); }              \
   }
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true, false)
 // The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK), stores by the
 // threads, in CLUSTER_M x 1 clusters that multicast B.
 #define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false, false)
+// Stream-K with row copies (row_copy.cuh): 128 x 128 tiles, operands TMA cannot address read
+// where they lie (args.a_rows / b_rows).
+#define TORCH_GROUPED_DEFINE_ROW_COPY_GEMM(NAME, T, BKMAJOR) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 128, 128, BKMAJOR, StreamK, 1, false, true, true)
 
 }  // namespace torch_grouped::kernels
