@@ -151,7 +151,8 @@ def test_concurrent_streams_keep_their_own_counters():
                                      (710, 3686, 3282), (333, 77, 5003)])
 def test_empty_and_unaligned(m, n, k):
     """K = 0 gives zeros; K or N not a multiple of 8 (rows not a multiple of 16 bytes): the
-    kernel reads pitched copies and writes the odd-width output element-wise at the edges."""
+    kernel reads such operands by row copies (even K, N) or pitched copies (odd), and writes the
+    odd-width output element-wise at the edges."""
     a, b = operands(m, n, k)
     out = tg.streamk_mm(a, b, decomposition="stream_k")
     assert out.shape == (m, n)
@@ -296,21 +297,18 @@ def test_dependent_launch_switch():
     assert bad.returncode != 0 and "TORCH_GROUPED_PDL must be 0 or 1; got 'yes'" in bad.stderr
 
 
-# Operands TMA cannot address, read where they lie by the row-copy kernel (kernels/row_copy.cuh,
-# TORCH_GROUPED_ROW_COPIES=1; off by default): rows of 2-byte elements that start anywhere
-# (shifts of 2..14 bytes), K and N tails inside a 64-element line, rows past M and K past the end
-# zeroed in the stage.
-@pytest.fixture
-def row_copies(monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
-    return monkeypatch
+# Operands TMA cannot address whose rows start on 4-byte boundaries (an even K or N, an offset
+# view), copied row by row straight into the kernel's stages (kernels/row_copy.cuh, streamk_mm's
+# default; TORCH_GROUPED_ROW_COPIES=0 copies them first): pieces of 4, 8 and 16 bytes, K and N
+# tails inside a 64-element line and rows past M zero-filled. Rows only 2-byte aligned (odd K or N)
+# still go through the pitched copies.
 ROW_COPY_SHAPES = [
-    (708, 830, 140),     # K % 8 = 4: rows 8-byte aligned every other row; N odd-even mix
-    (333, 77, 5003),     # odd K and odd N: every shift of A's rows, B's N-major lines clipped at 77
+    (708, 830, 140),     # A rows of 280 bytes (8-byte pieces), B rows of 1660 (4-byte pieces)
+    (333, 78, 5002),     # 4-byte pieces both; B's N-major lines clipped at 78, odd M
     (200, 300, 12),      # K shorter than one line
-    (130, 250, 1000),    # B rows of 500 bytes; M, N off the tile
-    (128, 100, 20001),   # one tile over the whole grid: Stream-K segments of a deep, odd K
-    (1, 9, 65),          # a single row
+    (130, 250, 1000),    # A through TMA (rows of 2000 bytes), B by rows of 500 bytes
+    (128, 100, 20002),   # one tile over the whole grid: Stream-K segments of a deep K
+    (1, 10, 66),         # a single row
 ]
 
 
@@ -320,14 +318,14 @@ def _row_copy_operands(m, n, k, dtype, b_layout, seed=0):
     b = torch.randn(k, n, generator=g).to("cuda", dtype)
     if b_layout == "k_major":
         b = b.T.contiguous().T
-    elif b_layout == "offset":  # base one element past 16-byte alignment, row stride n + 3
-        b = torch.randn(k, n + 3, generator=g).to("cuda", dtype)[:, 1 : n + 1]
+    elif b_layout == "offset":  # base 4 bytes past 16-byte alignment, row stride n + 6
+        b = torch.randn(k, n + 6, generator=g).to("cuda", dtype)[:, 2 : n + 2]
     return a, b
 
 
 @pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
 @pytest.mark.parametrize("m, n, k", ROW_COPY_SHAPES)
-def test_row_copies_match_mm(decomposition, m, n, k, row_copies):
+def test_row_copies_match_mm(decomposition, m, n, k):
     a, b = _row_copy_operands(m, n, k, torch.bfloat16, "n_major")
     poison()
     check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
@@ -335,39 +333,39 @@ def test_row_copies_match_mm(decomposition, m, n, k, row_copies):
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("b_layout", ["n_major", "k_major", "offset"])
-@pytest.mark.parametrize("m, n, k", [(333, 77, 5003), (708, 830, 140), (1000, 136, 136)])
-def test_row_copies_are_bitwise_the_copies(dtype, b_layout, m, n, k, row_copies):
-    """The row-copy kernel reads exactly what the pitched copies hold: with the same 128 x 128 tile
-    (so the same plan) the results are bitwise equal, for both B layouts, both dtypes, an offset B
-    (in (1000, 136, 136) the only operand TMA cannot address: A goes through TMA beside B's row
-    copies; with the other B layouts nothing is misaligned there, and both runs take TMA)."""
+@pytest.mark.parametrize("m, n, k", [(333, 78, 5002), (708, 830, 140), (1000, 136, 136)])
+def test_row_copies_are_bitwise_the_copies(dtype, b_layout, m, n, k, monkeypatch):
+    """The row copies put exactly what TMA reads from the pitched copies into the stages: with the
+    same 128 x 128 tile (so the same plan) the results are bitwise equal, for both B layouts, both
+    dtypes, an offset B (in (1000, 136, 136) the only operand TMA cannot address: A goes through
+    TMA beside B's row copies; with the other B layouts nothing is misaligned there)."""
     a, b = _row_copy_operands(m, n, k, dtype, b_layout)
-    row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", "128x128")
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "128x128")
     poison()
     rows = tg.streamk_mm(a, b, decomposition="stream_k")
-    row_copies.setenv("TORCH_GROUPED_ROW_COPIES", "0")
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
     copies = tg.streamk_mm(a, b, decomposition="stream_k")
     check(rows, a, b)
     assert torch.equal(rows, copies)
 
 
-def test_row_copies_of_offset_and_broadcast_rows(row_copies):
-    """Rows at every 2-byte offset of a shared buffer, and a broadcast A (row stride 0: TMA
-    refuses it, the row copies read the one row M times)."""
-    base = torch.randn(1200, 1203, device="cuda", dtype=torch.bfloat16)
+def test_row_copies_of_offset_and_broadcast_rows():
+    """Views at every 2-byte offset of a shared buffer (even offsets: row copies of 4-, 8- or
+    16-byte pieces; odd ones: pitched copies), and a broadcast A (row stride 0: TMA refuses it,
+    the row copies read the one row M times)."""
+    base = torch.randn(1200, 1202, device="cuda", dtype=torch.bfloat16)
     for offset in range(8):
         a = base[offset : offset + 301, offset : offset + 1001]
-        b = base[offset + 5 : offset + 1006, 3 : 3 + 203]
+        b = base[offset + 5 : offset + 1006, 4 : 4 + 202]
         check(tg.streamk_mm(a, b, decomposition="stream_k"), a, b)
     a = torch.randn(1, 777, device="cuda", dtype=torch.bfloat16).expand(300, 777)
-    b = base[:777, :129]
+    b = base[:777, :130]
     check(tg.streamk_mm(a, b, decomposition="data_parallel"), a, b)
 
 
-def test_row_copies_graph_replays_with_new_inputs(row_copies):
-    """Captured in a CUDA graph (no host synchronisation, the raw buffers in shared memory):
-    replays read the operands' new values."""
-    a, b = _row_copy_operands(333, 77, 5003, torch.bfloat16, "n_major")
+def test_row_copies_graph_replays_with_new_inputs():
+    """Captured in a CUDA graph (no host synchronisation): replays read the operands' new values."""
+    a, b = _row_copy_operands(333, 78, 5002, torch.bfloat16, "n_major")
     out = tg.streamk_mm(a, b, decomposition="stream_k")
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
@@ -379,24 +377,21 @@ def test_row_copies_graph_replays_with_new_inputs(row_copies):
 
 
 def test_row_copies_takes_its_kernel(monkeypatch):
-    """With TORCH_GROUPED_ROW_COPIES=1, operands TMA cannot address take the row-copy kernel and
-    no copy kernel; unset, 0 or with a forced 128 x 256 tile they are copied; an aligned call never
-    takes it; another value is an error."""
+    """Operands TMA cannot address with 4-byte aligned rows take the row-copy kernel and no copy
+    kernel; TORCH_GROUPED_ROW_COPIES=0 or a forced 128 x 256 tile copies them instead, as does an
+    odd K (2-byte aligned rows); an aligned call never takes it; another value is an error."""
     a, b = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
-    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
     assert torch.ops.grouped._streamk_tile(a, b)[1] == 128
     names = kernels_launched(lambda: tg.streamk_mm(a, b))
     assert row_copy_kernels(names) == 1 and not any("pitched_copy" in n for n in names), names
-    for env_vars in ({"TORCH_GROUPED_ROW_COPIES": None}, {"TORCH_GROUPED_ROW_COPIES": "0"},
-                     {"TORCH_GROUPED_STREAMK_TILE": "128x256"}):
+    for variable, value in (("TORCH_GROUPED_ROW_COPIES", "0"), ("TORCH_GROUPED_STREAMK_TILE", "128x256")):
         with monkeypatch.context() as env:
-            for variable, value in env_vars.items():
-                if value is None:
-                    env.delenv(variable)
-                else:
-                    env.setenv(variable, value)
+            env.setenv(variable, value)
             names = kernels_launched(lambda: tg.streamk_mm(a, b))
-            assert row_copy_kernels(names) == 0 and any("pitched_copy" in n for n in names), (env_vars, names)
+            assert row_copy_kernels(names) == 0 and any("pitched_copy" in n for n in names), (variable, names)
+    odd = _row_copy_operands(708, 830, 141, torch.bfloat16, "n_major")
+    names = kernels_launched(lambda: tg.streamk_mm(*odd))
+    assert row_copy_kernels(names) == 0 and any("pitched_copy" in n for n in names), names
     aligned = _row_copy_operands(704, 832, 144, torch.bfloat16, "n_major")
     assert row_copy_kernels(kernels_launched(lambda: tg.streamk_mm(*aligned))) == 0
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "yes")

@@ -28,7 +28,8 @@ class StagedOperands {
   static bool addressable(const at::Tensor& t, bool transposed = false);
 
   // `t` ([rows, cols], one matrix) as the row-copy kernels read it in place (kernels/row_copy.cuh):
-  // rows x cols, or cols x rows when `transposed`; nothing unless the rows are contiguous.
+  // rows x cols, or cols x rows when `transposed`; nothing unless the rows are contiguous and
+  // start on 4-byte boundaries.
   static std::optional<kernels::RowSource> row_source(const at::Tensor& t, bool transposed = false);
 
   // Makes the copies on `stream`; the buffer goes to `keep`, which must live until the kernel

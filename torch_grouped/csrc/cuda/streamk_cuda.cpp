@@ -89,11 +89,10 @@ int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bo
 }
 
 // The operands the row-copy kernel reads in place (kernels/row_copy.cuh), when streamk_mm takes it:
-// with TORCH_GROUPED_ROW_COPIES=1, an operand TMA cannot address (and whose rows are contiguous)
-// is read where it lies instead of through a pitched copy, with 128 x 128 tiles; a forced 128 x 256
-// tile (TORCH_GROUPED_STREAMK_TILE) copies. Unset or 0: pitched copies. Off by default: the row
-// copies' producer is the bound (1.8 µs per K block on 3976 x 3686 x 4155), 0.42–1.09x the time of
-// copies and TMA over the corpus' misaligned shapes (H100, session 14, benchmarks/NOTES.md).
+// an operand TMA cannot address whose rows are contiguous and 4-byte aligned (an even K or N) is
+// copied row by row into the kernel's stages instead of into a pitched buffer first, with 128 x 128
+// tiles, when every operand can be read so. TORCH_GROUPED_ROW_COPIES=0 copies instead (the
+// benchmarks' A/B runs), as does a forced 128 x 256 tile (TORCH_GROUPED_STREAMK_TILE); unset or 1: on.
 struct RowCopies {
   std::optional<kernels::RowSource> a, b;
   bool on() const { return a.has_value() || b.has_value(); }
@@ -105,12 +104,12 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major) {
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_ROW_COPIES must be 0 or 1; got '", setting, "'");
   const char* tile = std::getenv("TORCH_GROUPED_STREAMK_TILE");
-  if (setting != "1" || (tile != nullptr && std::string(tile) == "128x256")) return {};
+  if (setting == "0" || (tile != nullptr && std::string(tile) == "128x256")) return {};
   RowCopies r;
   if (!StagedOperands::addressable(a)) r.a = StagedOperands::row_source(a);
   if (!StagedOperands::addressable(b, k_major)) r.b = StagedOperands::row_source(b, k_major);
-  // Both operands must then be readable: one TMA cannot address and whose rows are not contiguous
-  // is copied, and then the other goes through TMA or rows as it is.
+  // Both operands must then be readable: where one can be read neither way (rows not contiguous,
+  // or only 2-byte aligned: an odd K or N) both go through the pitched copies and TMA.
   const bool a_ok = r.a || StagedOperands::addressable(a), b_ok = r.b || StagedOperands::addressable(b, k_major);
   return a_ok && b_ok ? r : RowCopies{};
 }

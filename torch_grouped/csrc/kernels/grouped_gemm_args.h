@@ -42,13 +42,15 @@ struct ListGroup {
 };
 
 // An operand whose rows TMA cannot address (a row stride or base that is not a multiple of 16
-// bytes), read by the row-copy kernels (kernels/row_copy.cuh) from where it lies: `rows` rows of
-// `inner` 2-byte elements, unit stride along them, `ld` elements from one row to the next (any value,
-// 0 included). base null: the operand goes through its TMA map.
+// bytes) but whose rows all start on a `width`-byte boundary (4, 8 or 16), read by the row-copy
+// kernels (kernels/row_copy.cuh) from where it lies: `rows` rows of `inner` 2-byte elements, unit
+// stride along them, `ld` elements from one row to the next (any value, 0 included). base null:
+// the operand goes through its TMA map.
 struct RowSource {
   const char* base;
   int64_t ld;
   int64_t rows, inner;
+  int32_t width;
 };
 
 struct GroupedGemmArgs {

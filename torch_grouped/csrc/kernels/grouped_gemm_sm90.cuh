@@ -92,15 +92,13 @@ struct GroupedGemmConfig {
   static constexpr int CtasPerSm = Consumers == 1 ? 2 : 1;
   // The first of the tile's rows that consumer warpgroup `warpgroup` holds.
   static __device__ __forceinline__ int first_row(int warpgroup) { return 64 * warpgroup; }
-  // Row copies (row_copy.cuh): operands TMA cannot address (args.a_rows / b_rows) are fetched by
-  // bulk copies of their rows into RawSlots raw buffers and realigned into the stages by the
-  // whole producer warpgroup, which then needs registers of its own (the 128 x 128 tiles' 64
-  // accumulators per consumer thread leave them). Stream-K walk, no clusters, TMA for the rest.
+  // Row copies (row_copy.cuh): operands TMA cannot address (args.a_rows / b_rows) are copied row
+  // by row into the stages by the whole producer warpgroup (cp.async), which then needs registers
+  // of its own (the 128 x 128 tiles' 64 accumulators per consumer thread leave them). Stream-K
+  // walk, no clusters, TMA for the other operand.
   static constexpr bool RowCopies = RowCopies_;
   static_assert(!RowCopies || (Mode_ == KernelMode::StreamK && ClusterM_ == 1 && !TmaStore_ && AKMajor_ && BN_ == 128),
                 "row copies: the Stream-K kernel's 128 x 128 tiles, no clusters, stores by the threads");
-  static constexpr int RawSlots = RowCopies ? 3 : 0;
-  static constexpr int RawBytes = RawSlots * (BM_ + BN_) * row_copy::kRawRowBytes;
   static constexpr int ProducerRegs = RowCopies ? 104 : 40;
   static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? 216 : 232);
   // 128-byte swizzle: a K-major row of BK = 64 half-precision elements is exactly one 128 B line,
@@ -120,7 +118,7 @@ struct GroupedGemmConfig {
   static constexpr int EpilogueWarpgroupBytes = TmaStore ? EpilogueBuffers * EpilogueChunkBytes : 64 * (32 + 8) * 4;
   static constexpr int EpilogueBytes = Consumers * EpilogueWarpgroupBytes;
   // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
-  static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes - RawBytes;
+  static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes;
   static constexpr int Stages = StageBudget / StageBytes < 8 ? StageBudget / StageBytes : 8;
 
   // An MN-major operand (B N-major, A M-major): the TMA box is 64 columns (rows) x BK, so the atoms
@@ -145,9 +143,6 @@ struct GroupedGemmConfig {
     alignas(1024) float epilogue[Consumers][EpilogueWarpgroupBytes / 4];
     typename Pipeline::SharedStorage pipeline;
     int fixup_last[Consumers];  // Stream-K: streamk_fixup.cuh
-    // Row copies: the raw rows of RawSlots K blocks (A's BM lines, then B's BN) and their barriers.
-    alignas(128) char raw[RawSlots > 0 ? RawBytes : 16];
-    uint64_t raw_full[RawSlots > 0 ? RawSlots : 1];
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
   static_assert(SmemBytes * CtasPerSm <= 227 * 1024, "shared memory beyond an SM's 227 KB");
@@ -363,8 +358,8 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   }
 }
 
-// The K blocks of a CTA's work units, one after the other (units with an empty range skipped):
-// the row-copy producer walks them twice, fetching RawSlots - 1 blocks ahead of the realignment.
+// The K blocks of a CTA's work units, one after the other (units with an empty range skipped), as
+// the row-copy producer walks them.
 template <class Cfg>
 struct BlockStream {
   WorkUnits<Cfg> units;
@@ -385,73 +380,48 @@ struct BlockStream {
   }
   // The current block's lines of A and B, as the stage holds them (row_copy::StageRows).
   __device__ __forceinline__ row_copy::StageRows a_rows() const {
-    return {u.q.a_row + int64_t(u.tile.tile_m) * Cfg::BM, int64_t(kb) * Cfg::BK, false};
+    return {u.q.a_row + int64_t(u.tile.tile_m) * Cfg::BM, int64_t(kb) * Cfg::BK};
   }
-  __device__ __forceinline__ row_copy::StageRows b_rows() const {
+  __device__ __forceinline__ row_copy::StageRows b_rows() const {  // (N-major: in column boxes)
     const int64_t col = u.q.b_col + int64_t(u.tile.tile_n) * Cfg::BN, k0 = int64_t(kb) * Cfg::BK;
-    return Cfg::BKMajor ? row_copy::StageRows{col, k0, false} : row_copy::StageRows{k0, col, true};
+    return Cfg::BKMajor ? row_copy::StageRows{col, k0} : row_copy::StageRows{k0, col};
   }
 };
 
-// The producer of the row-copy kernels: the whole warpgroup (thread 0..127). Per K block, all
-// fetch the raw rows of the block RawSlots - 1 ahead; then all wait for the stage to be free,
-// thread 0 issues the TMA loads of an operand that has a map, all realign the block's raw rows
-// into the stage, and once every thread's stores are done (and made visible to the async proxy
-// that WGMMA reads through) thread 0 arrives on the stage's full barrier, which also counts the
-// TMA bytes. A raw slot is refetched only after the block that used it is realigned (the named
-// barrier), so it needs no barrier of its own for that.
+// The producer of the row-copy kernels: the whole warpgroup (thread 0..127). Per K block all wait
+// for the stage to be free; thread 0 announces the TMA bytes of an operand that has a map and
+// issues its loads; all copy the rows of the operands that have none straight into the stage
+// (row_copy::copy_lines) and arrive on the stage's full barrier once their copies have landed
+// (the barrier expects the 128 arrivals, and the TMA bytes).
 template <class Cfg>
 __device__ __forceinline__ void produce_row_copies(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                                    typename Cfg::SharedStorage& smem, int thread) {
   using T = typename Cfg::Element;
-  constexpr int kProducerBarrier = 4;  // (1 + warpgroup: the consumers' epilogue barriers)
-  constexpr int kSlotBytes = Cfg::RawBytes / Cfg::RawSlots;
-  constexpr int kBRaw = Cfg::BM * row_copy::kRawRowBytes;  // B's lines after A's in a slot
   const bool rows_a = p.a_rows.base != nullptr, rows_b = p.b_rows.base != nullptr;
   const int32_t tma_bytes = (rows_a ? 0 : Cfg::BM * Cfg::BK * int32_t(sizeof(T))) +
                             (rows_b ? 0 : Cfg::BN * Cfg::BK * int32_t(sizeof(T)));
-  static_assert(Cfg::BM == 128 && Cfg::BN == 128, "a line of each operand per producer thread");
-  const uint32_t raw_base = uint32_t(__cvta_generic_to_shared(smem.raw));
-  BlockStream<Cfg> fetch(p), fill(p);
-  int32_t fetched = 0, filled = 0;
-  auto fetch_next = [&]() {
-    if (!fetch.live) return;
-    const int slot = fetched % Cfg::RawSlots;
-    const uint32_t raw = raw_base + uint32_t(slot * kSlotBytes);
-    if (rows_a) row_copy::fetch_lines<128>(p.a_rows, fetch.a_rows(), raw, thread);
-    if (rows_b) row_copy::fetch_lines<128>(p.b_rows, fetch.b_rows(), raw + kBRaw, thread);
-    row_copy::arrive_when_copied(&smem.raw_full[slot]);
-    fetch.advance();
-    ++fetched;
-  };
-  for (int i = 0; i + 1 < Cfg::RawSlots; ++i) fetch_next();
+  const uint32_t a_base = uint32_t(__cvta_generic_to_shared(smem.a)), b_base = uint32_t(__cvta_generic_to_shared(smem.b));
+  BlockStream<Cfg> fill(p);
   auto state = cutlass::make_producer_start_state<typename Cfg::Pipeline>();
   while (fill.live) {
-    fetch_next();
     smem.pipeline.empty_barrier_[state.index()].wait(state.phase());
     uint64_t* full = pipeline.producer_get_barrier(state);
-    T* a = smem.a + state.index() * Cfg::BM * Cfg::BK;
-    T* b = smem.b + state.index() * Cfg::BN * Cfg::BK;
-    const GroupProblem& q = fill.u.q;
+    const uint32_t a = a_base + uint32_t(state.index() * Cfg::BM * Cfg::BK * int(sizeof(T)));
+    const uint32_t b = b_base + uint32_t(state.index() * Cfg::BN * Cfg::BK * int(sizeof(T)));
     if (thread == 0 && tma_bytes > 0) {
+      // (before thread 0's own arrival below, so the phase cannot complete without the bytes)
       cutlass::arch::ClusterTransactionBarrier::expect_transaction(full, uint32_t(tma_bytes));
+      const GroupProblem& q = fill.u.q;
       const int32_t k0 = fill.kb * Cfg::BK;
-      if (!rows_a) load_a_k_major<Cfg>(q.a, q.a_batch, full, a, k0, int32_t(fill.a_rows().row0));
-      if (!rows_b) load_b<Cfg>(q.b, q.b_batch, full, b, k0, int32_t(q.b_col + int64_t(fill.u.tile.tile_n) * Cfg::BN));
+      T* stage_a = smem.a + state.index() * Cfg::BM * Cfg::BK;
+      T* stage_b = smem.b + state.index() * Cfg::BN * Cfg::BK;
+      if (!rows_a) load_a_k_major<Cfg>(q.a, q.a_batch, full, stage_a, k0, int32_t(fill.a_rows().row0));
+      if (!rows_b) load_b<Cfg>(q.b, q.b_batch, full, stage_b, k0, int32_t(q.b_col + int64_t(fill.u.tile.tile_n) * Cfg::BN));
     }
-    const int slot = filled % Cfg::RawSlots;
-    cutlass::arch::ClusterBarrier::wait(&smem.raw_full[slot], uint32_t((filled / Cfg::RawSlots) & 1));
-    const char* raw = smem.raw + slot * kSlotBytes;
-    if (rows_a) row_copy::realign_lines(p.a_rows, fill.a_rows(), raw, reinterpret_cast<char*>(a), thread);
-    if (rows_b)
-      row_copy::realign_lines(p.b_rows, fill.b_rows(), raw + kBRaw, reinterpret_cast<char*>(b), thread);
-    // The stage's generic-proxy stores before WGMMA's async-proxy reads; the raw slot's reads
-    // before the next bulk copies into it.
-    cutlass::arch::fence_view_async_shared();
-    cutlass::arch::NamedBarrier::sync(128, kProducerBarrier);
-    if (thread == 0) cutlass::arch::ClusterBarrier::arrive(full);
+    if (rows_a) row_copy::copy_lines<false>(p.a_rows, fill.a_rows(), a, thread);
+    if (rows_b) row_copy::copy_lines<!Cfg::BKMajor>(p.b_rows, fill.b_rows(), b, thread);
+    row_copy::arrive_when_copied(full);
     fill.advance();
-    ++filled;
     ++state;
   }
 }
@@ -803,6 +773,8 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     auto previous = state;
     for (int32_t kb = 0; kb < kblocks; ++kb) {
       pipeline.consumer_wait(state);
+      // Row copies land through the generic proxy; WGMMA reads through the async one.
+      if constexpr (Cfg::RowCopies) cutlass::arch::fence_view_async_shared();
       warpgroup_fence_operand(acc);
       warpgroup_arrive();
       CUTE_UNROLL
@@ -895,14 +867,8 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
   params.num_consumers = 128 * Cfg::Consumers;  // the threads that release each stage
   params.role = warpgroup == 0 ? Cfg::Pipeline::ThreadCategory::Producer : Cfg::Pipeline::ThreadCategory::Consumer;
   params.is_leader = threadIdx.x == 0;
+  params.num_producers = Cfg::RowCopies ? 128 : 1;  // arrivals per full stage: the row copies' threads, or the TMA leader
   typename Cfg::Pipeline pipeline(smem.pipeline, params, typename Cfg::ClusterShape{});
-  if constexpr (Cfg::RowCopies) {
-    if (threadIdx.x == 0) {
-      // (one arrival per producer thread, when its copies of the block have landed)
-      for (int i = 0; i < Cfg::RawSlots; ++i) cutlass::arch::ClusterBarrier::init(&smem.raw_full[i], 128);
-      cutlass::arch::fence_barrier_init();
-    }
-  }
   // Barriers initialised before anyone waits on them (or, in a cluster, signals them remotely).
   if constexpr (Cfg::ClusterM > 1) {
     cute::cluster_arrive_relaxed();
