@@ -151,8 +151,8 @@ def test_concurrent_streams_keep_their_own_counters():
                                      (710, 3686, 3282), (333, 77, 5003)])
 def test_empty_and_unaligned(m, n, k):
     """K = 0 gives zeros; K or N not a multiple of 8 (rows not a multiple of 16 bytes): the
-    kernel reads such operands by row copies (even K, N) or pitched copies (odd), and writes the
-    odd-width output element-wise at the edges."""
+    kernel reads such operands by row copies (few tiles, even K and N) or pitched copies, and
+    writes the odd-width output element-wise at the edges."""
     a, b = operands(m, n, k)
     out = tg.streamk_mm(a, b, decomposition="stream_k")
     assert out.shape == (m, n)
@@ -298,10 +298,16 @@ def test_dependent_launch_switch():
 
 
 # Operands TMA cannot address whose rows start on 4-byte boundaries (an even K or N, an offset
-# view), copied row by row straight into the kernel's stages (kernels/row_copy.cuh, streamk_mm's
-# default; TORCH_GROUPED_ROW_COPIES=0 copies them first): pieces of 4, 8 and 16 bytes, K and N
-# tails inside a 64-element line and rows past M zero-filled. Rows only 2-byte aligned (odd K or N)
-# still go through the pitched copies.
+# view), copied row by row straight into the kernel's stages (kernels/row_copy.cuh): pieces of 4,
+# 8 and 16 bytes, K and N tails inside a 64-element line and rows past M zero-filled. streamk_mm
+# takes them by default only for few tiles (sched::row_copies_pay); the tests force them
+# (TORCH_GROUPED_ROW_COPIES=1). Rows only 2-byte aligned (odd K or N) go through pitched copies.
+@pytest.fixture
+def row_copies(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
+    return monkeypatch
+
+
 ROW_COPY_SHAPES = [
     (708, 830, 140),     # A rows of 280 bytes (8-byte pieces), B rows of 1660 (4-byte pieces)
     (333, 78, 5002),     # 4-byte pieces both; B's N-major lines clipped at 78, odd M
@@ -325,7 +331,7 @@ def _row_copy_operands(m, n, k, dtype, b_layout, seed=0):
 
 @pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
 @pytest.mark.parametrize("m, n, k", ROW_COPY_SHAPES)
-def test_row_copies_match_mm(decomposition, m, n, k):
+def test_row_copies_match_mm(decomposition, m, n, k, row_copies):
     a, b = _row_copy_operands(m, n, k, torch.bfloat16, "n_major")
     poison()
     check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
@@ -334,22 +340,22 @@ def test_row_copies_match_mm(decomposition, m, n, k):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("b_layout", ["n_major", "k_major", "offset"])
 @pytest.mark.parametrize("m, n, k", [(333, 78, 5002), (708, 830, 140), (1000, 136, 136)])
-def test_row_copies_are_bitwise_the_copies(dtype, b_layout, m, n, k, monkeypatch):
+def test_row_copies_are_bitwise_the_copies(dtype, b_layout, m, n, k, row_copies):
     """The row copies put exactly what TMA reads from the pitched copies into the stages: with the
     same 128 x 128 tile (so the same plan) the results are bitwise equal, for both B layouts, both
     dtypes, an offset B (in (1000, 136, 136) the only operand TMA cannot address: A goes through
     TMA beside B's row copies; with the other B layouts nothing is misaligned there)."""
     a, b = _row_copy_operands(m, n, k, dtype, b_layout)
-    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "128x128")
+    row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", "128x128")
     poison()
     rows = tg.streamk_mm(a, b, decomposition="stream_k")
-    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
+    row_copies.setenv("TORCH_GROUPED_ROW_COPIES", "0")
     copies = tg.streamk_mm(a, b, decomposition="stream_k")
     check(rows, a, b)
     assert torch.equal(rows, copies)
 
 
-def test_row_copies_of_offset_and_broadcast_rows():
+def test_row_copies_of_offset_and_broadcast_rows(row_copies):
     """Views at every 2-byte offset of a shared buffer (even offsets: row copies of 4-, 8- or
     16-byte pieces; odd ones: pitched copies), and a broadcast A (row stride 0: TMA refuses it,
     the row copies read the one row M times)."""
@@ -363,7 +369,7 @@ def test_row_copies_of_offset_and_broadcast_rows():
     check(tg.streamk_mm(a, b, decomposition="data_parallel"), a, b)
 
 
-def test_row_copies_graph_replays_with_new_inputs():
+def test_row_copies_graph_replays_with_new_inputs(row_copies):
     """Captured in a CUDA graph (no host synchronisation): replays read the operands' new values."""
     a, b = _row_copy_operands(333, 78, 5002, torch.bfloat16, "n_major")
     out = tg.streamk_mm(a, b, decomposition="stream_k")
@@ -377,23 +383,32 @@ def test_row_copies_graph_replays_with_new_inputs():
 
 
 def test_row_copies_takes_its_kernel(monkeypatch):
-    """Operands TMA cannot address with 4-byte aligned rows take the row-copy kernel and no copy
-    kernel; TORCH_GROUPED_ROW_COPIES=0 or a forced 128 x 256 tile copies them instead, as does an
-    odd K (2-byte aligned rows); an aligned call never takes it; another value is an error."""
-    a, b = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
-    assert torch.ops.grouped._streamk_tile(a, b)[1] == 128
-    names = kernels_launched(lambda: tg.streamk_mm(a, b))
-    assert row_copy_kernels(names) == 1 and not any("pitched_copy" in n for n in names), names
-    for variable, value in (("TORCH_GROUPED_ROW_COPIES", "0"), ("TORCH_GROUPED_STREAMK_TILE", "128x256")):
-        with monkeypatch.context() as env:
-            env.setenv(variable, value)
-            names = kernels_launched(lambda: tg.streamk_mm(a, b))
-            assert row_copy_kernels(names) == 0 and any("pitched_copy" in n for n in names), (variable, names)
-    odd = _row_copy_operands(708, 830, 141, torch.bfloat16, "n_major")
-    names = kernels_launched(lambda: tg.streamk_mm(*odd))
-    assert row_copy_kernels(names) == 0 and any("pitched_copy" in n for n in names), names
+    """By default a shape of few tiles (497 x 212: 8 on 132 SMs) whose operands TMA cannot address
+    but whose rows are 4-byte aligned takes the row-copy kernel and no copy kernel, one of many
+    tiles (708 x 830: 42) the pitched copies; TORCH_GROUPED_ROW_COPIES=1 takes the row copies there
+    too, =0 never; a forced 128 x 256 tile or an odd K (2-byte aligned rows) copies; an aligned call
+    never takes them; another value is an error."""
+    def taken(a, b):
+        names = kernels_launched(lambda: tg.streamk_mm(a, b))
+        rows, copies = row_copy_kernels(names), any("pitched_copy" in n for n in names)
+        assert rows + copies == 1, names
+        return "rows" if rows else "copies"
+
+    few = _row_copy_operands(497, 212, 4762, torch.bfloat16, "n_major")
+    many = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
+    odd = _row_copy_operands(497, 212, 4763, torch.bfloat16, "n_major")
+    assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "copies", "copies")
+    assert torch.ops.grouped._streamk_tile(*few)[1] == 128
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
+    assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "rows", "copies")
+    assert torch.ops.grouped._streamk_tile(*many)[1] == 128
+    with monkeypatch.context() as env:
+        env.setenv("TORCH_GROUPED_STREAMK_TILE", "128x256")
+        assert taken(*few) == "copies"
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
+    assert (taken(*few), taken(*many)) == ("copies", "copies")
     aligned = _row_copy_operands(704, 832, 144, torch.bfloat16, "n_major")
     assert row_copy_kernels(kernels_launched(lambda: tg.streamk_mm(*aligned))) == 0
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "yes")
     with pytest.raises(ValueError, match="TORCH_GROUPED_ROW_COPIES must be 0 or 1; got 'yes'"):
-        tg.streamk_mm(a, b)
+        tg.streamk_mm(*few)

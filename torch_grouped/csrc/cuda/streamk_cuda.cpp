@@ -91,20 +91,22 @@ int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bo
 // The operands the row-copy kernel reads in place (kernels/row_copy.cuh), when streamk_mm takes it:
 // an operand TMA cannot address whose rows are contiguous and 4-byte aligned (an even K or N) is
 // copied row by row into the kernel's stages instead of into a pitched buffer first, with 128 x 128
-// tiles, when every operand can be read so. TORCH_GROUPED_ROW_COPIES=0 copies instead (the
-// benchmarks' A/B runs), as does a forced 128 x 256 tile (TORCH_GROUPED_STREAMK_TILE); unset or 1: on.
+// tiles, when every operand can be read so and sched::row_copies_pay says so for the shape.
+// TORCH_GROUPED_ROW_COPIES=1 takes them wherever they can read the operands, =0 never (the
+// benchmarks' A/B runs); a forced 128 x 256 tile (TORCH_GROUPED_STREAMK_TILE) copies.
 struct RowCopies {
   std::optional<kernels::RowSource> a, b;
   bool on() const { return a.has_value() || b.has_value(); }
 };
 
-RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major) {
+RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int64_t grid) {
   const char* v = std::getenv("TORCH_GROUPED_ROW_COPIES");
   const std::string setting = v == nullptr ? "" : v;
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_ROW_COPIES must be 0 or 1; got '", setting, "'");
   const char* tile = std::getenv("TORCH_GROUPED_STREAMK_TILE");
   if (setting == "0" || (tile != nullptr && std::string(tile) == "128x256")) return {};
+  if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), grid)) return {};
   RowCopies r;
   if (!StagedOperands::addressable(a)) r.a = StagedOperands::row_source(a);
   if (!StagedOperands::addressable(b, k_major)) r.b = StagedOperands::row_source(b, k_major);
@@ -163,7 +165,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const bool k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
-  const RowCopies rows = row_copies(a, b, k_major);
+  const RowCopies rows = row_copies(a, b, k_major, g);
   const int tile_n = streamk_tile_n(device, m, n, k, g, rows.on());
   const StreamKModels& models = cached_models(device);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
@@ -213,7 +215,7 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
   const bool k_major = b_is_k_major(a.size(1), b.size(1), b.stride(0), b.stride(1));
-  const bool rows = kernel_dtype(a.scalar_type()) && row_copies(a, b, k_major).on();
+  const bool rows = kernel_dtype(a.scalar_type()) && row_copies(a, b, k_major, g).on();
   return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows), kTileK};
 }
 
