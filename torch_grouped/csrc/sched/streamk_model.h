@@ -140,13 +140,14 @@ inline StreamKPlan resolve_streamk_plan(const StreamKModel& model, Decomposition
 
 // Whether streamk_mm reads the operands TMA cannot address (with 4-byte aligned rows) by row copies
 // into its stages (kernels/row_copy.cuh) rather than through pitched copies: only where its 128 x 128
-// tiles are few, at most one per four of the `grid` CTAs. There each tile's long K is spread over
-// many CTAs and the operands' bytes set the time, so saving the copy's read and write pays
-// (497 x 212 x 47612: 109 -> 85 µs); with more tiles the producer warpgroup's copy instructions
-// (about ten per 4-16 bytes of a line) bound the kernel, 0.44-0.97x the pitched copies' time
-// (H100, session 14).
+// tiles are very few, at most one per sixteen of the `grid` CTAs. There each tile's long K is
+// spread over many CTAs and the operands' bytes set the time, so saving the copy's read and write
+// pays (497 x 212 x 47612, 8 tiles: 109 -> 85 µs); with more tiles the producer warpgroup's copy
+// instructions (about ten per 4-16 bytes of a line) bound the kernel: 383 x 1014 x 16638 (24
+// tiles) 89 -> 141 µs, the larger corpus shapes 0.44-0.97x the pitched copies' speed (H100,
+// session 14).
 inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid) {
-  return ceil_div(m, 128) * ceil_div(n, 128) * 4 <= grid;
+  return ceil_div(m, 128) * ceil_div(n, 128) * 16 <= grid;
 }
 
 }  // namespace torch_grouped::sched
