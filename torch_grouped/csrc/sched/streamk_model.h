@@ -143,7 +143,7 @@ inline StreamKPlan resolve_streamk_plan(const StreamKModel& model, Decomposition
 // tiles are very few, at most one per sixteen of the `grid` CTAs. There each tile's long K is
 // spread over many CTAs and the operands' bytes set the time, so saving the copy's read and write
 // pays (497 x 212 x 47612, 8 tiles: 109 -> 85 µs); with more tiles the producer warpgroup's copy
-// instructions (about ten per 4-16 bytes of a line) bound the kernel: 383 x 1014 x 16638 (24
+// instructions (about twenty per 4-16 bytes of a line) bound the kernel: 383 x 1014 x 16638 (24
 // tiles) 89 -> 141 µs, the larger corpus shapes 0.44-0.97x the pitched copies' speed (H100,
 // session 14).
 inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid) {
