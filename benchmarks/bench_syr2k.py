@@ -20,14 +20,15 @@ def _composite(a, b):
     return [torch.addmm(x @ y.T, y, x.T) for x, y in zip(a, b)]
 
 
-def _with_env(name, value, fn):
-    """fn under the environment variable `name` = value (the CUDA path reads it on every call)."""
+def _with_env(settings, fn):
+    """fn under the environment variables `settings` (the CUDA path reads them on every call)."""
     def run():
-        os.environ[name] = value
+        os.environ.update(settings)
         try:
             return fn()
         finally:
-            del os.environ[name]
+            for name in settings:
+                del os.environ[name]
     return run
 
 
@@ -46,11 +47,17 @@ def _peers(a, b, dtype, device, composite_name):
     if on_gpu(device) and dtype in (torch.float32, torch.float64) and cublas_syr2k.available():
         peers["cuBLAS syr2k" if len(a) == 1 else "loop of cuBLAS syr2k"] = _cublas(a, b)
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16):
-        # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no mirror).
-        peers["same kernel, GEMM scheduler"] = _with_env("TORCH_GROUPED_SYR2K_SCHEDULER", "gemm",
-                                                         lambda: tg.syr2k(a, b))
-        if len(a) == 1:  # one problem: the plain triangle walk, without Stream-K work units
-            peers["triangle walk, data_parallel"] = _with_env("TORCH_GROUPED_SYR2K_DECOMPOSITION", "data_parallel",
+        # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no
+        # mirror), in each tile: a list runs 128 x 128 tiles, one problem the tile its model picks.
+        gemm = {"TORCH_GROUPED_SYR2K_SCHEDULER": "gemm"}
+        peers["same kernel, GEMM scheduler"] = _with_env(gemm, lambda: tg.syr2k(a, b))
+        if len(a) == 1:
+            peers["GEMM scheduler, 128x256 tiles"] = _with_env({**gemm, "TORCH_GROUPED_SYR2K_TILE": "128x256"},
+                                                               lambda: tg.syr2k(a, b))
+            # the triangle in each tile, and the plain triangle walk without Stream-K work units
+            for tile in ("128x128", "128x256"):
+                peers[f"triangle, {tile} tiles"] = _with_env({"TORCH_GROUPED_SYR2K_TILE": tile}, lambda: tg.syr2k(a, b))
+            peers["triangle walk, data_parallel"] = _with_env({"TORCH_GROUPED_SYR2K_DECOMPOSITION": "data_parallel"},
                                                               lambda: tg.syr2k(a, b))
     return peers
 

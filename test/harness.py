@@ -79,6 +79,12 @@ def matmul_configs(names):
     return {c[:3] for c in _configs(names)}
 
 
+def matmul_tiles(names):
+    """The (tile_m, tile_n) of every grouped GEMM kernel configuration among kernel names."""
+    found = (re.search(r"GroupedGemmConfig<[^,<>]+, (\d+), (\d+),", n) for n in names)
+    return {(int(m.group(1)), int(m.group(2))) for m in found if m}
+
+
 def row_copy_kernels(names):
     """How many of the launched matmul kernels read operands by row copies (kernels/row_copy.cuh):
     GroupedGemmConfig's last template argument."""

@@ -6,7 +6,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import kernels_launched, matmul_configs
+from harness import kernels_launched, matmul_configs, matmul_tiles
 
 HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
@@ -47,6 +47,23 @@ def test_gemm_scheduler_switch_gives_the_same_matrix(monkeypatch):
         assert torch.equal(f.tril(), t.tril())  # the same tiles, the same sums
 
 
+@pytest.mark.parametrize("scheduler", ["", "gemm"])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_list_walk_in_128x256_tiles(uplo, scheduler, monkeypatch):
+    """A list of problems in 128 x 256 tiles (TORCH_GROUPED_SYR2K_TILE), over the triangle and with
+    the GEMM scheduler: the reference, exactly symmetric; both walks store the same lower triangle."""
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_SCHEDULER", scheduler)
+    a, b, c = problem(torch.bfloat16, 11, True)
+    torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
+    out = tg.syr2k(a, b, c, uplo=uplo, alpha=0.75, beta=-1.5)
+    for o, r in zip(out, reference.syr2k(a, b, c, uplo, 0.75, -1.5)):
+        assert not o.isnan().any(), "unwritten elements"
+        reference.assert_close(o, r, torch.bfloat16)
+        if not scheduler:
+            assert torch.equal(o, o.T), "not exactly symmetric"
+
+
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("sizes", [SIZES, [(1000, 520)], [(384, 200)], [(1152, 72)], [(129, 8)]])
 def test_clusters_give_the_same_bits(sizes, uplo, monkeypatch):
@@ -55,6 +72,7 @@ def test_clusters_give_the_same_bits(sizes, uplo, monkeypatch):
     and the one-problem data-parallel walk, sizes with an odd count of 128-row tiles (a pair's
     second half past the problem) and pairs across the diagonal (a half that stores nothing)."""
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "data_parallel")
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x128")  # (one problem: the model may take 128 x 256)
     a, b, c = problem(torch.bfloat16, len(sizes), True, sizes)
     outs = {}
     for cluster in ("1", "0"):
@@ -74,6 +92,7 @@ def test_cluster_switch_takes_its_kernel(sizes, cluster, monkeypatch):
     the one-problem data-parallel walk. (The profiler sees no kernels under compute-sanitizer.)"""
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "data_parallel")
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", cluster)
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x128")
     a = [torch.randn(n, k, device="cuda", dtype=torch.float16) for n, k in sizes]
     names = kernels_launched(lambda: tg.syr2k(a, a))
     assert matmul_configs(names) == {(2 if cluster == "1" else 1, False, True)}, names
@@ -115,6 +134,56 @@ def test_single_problem_over_streamk_units(decomposition, n, k, uplo, monkeypatc
     assert torch.equal(tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)[0], out[0]), "not repeatable"
 
 
+@pytest.mark.parametrize("decomposition", ["data_parallel", "stream_k", "split_k", "two_tile_sk_dp"])
+@pytest.mark.parametrize("n, k", [(300, 712), (1000, 136), (1024, 64), (129, 8), (2000, 200)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_single_problem_in_128x256_tiles(decomposition, n, k, uplo, dtype, monkeypatch):
+    """One problem in 128 x 256 tiles (256 x 256 macro tiles of the triangle, two tiles each; the
+    tile of a diagonal macro tile reaches past the diagonal and stores only its triangle's part):
+    every decomposition gives the reference, exactly symmetric, repeatable. n = 300 and 2000 leave
+    a padding slot per diagonal macro tile (a 128-row tile past n), 129 and 1000 cut the last tiles."""
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", decomposition)
+    a, b, c = problem(dtype, 7 * n + k, True, [(n, k)])
+    torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
+    out = tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)
+    ref = reference.syr2k(a, b, c, uplo, 0.5, 2.0)
+    assert not out[0].isnan().any(), "unwritten elements"
+    reference.assert_close(out[0], ref[0], dtype)
+    assert torch.equal(out[0], out[0].T), "not exactly symmetric"
+    assert torch.equal(tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)[0], out[0]), "not repeatable"
+
+
+@pytest.mark.parametrize("tile, decomposition", [("128x256", "data_parallel"), ("128x256", "stream_k"),
+                                                 ("128x128", "data_parallel"), ("128x128", "stream_k")])
+def test_tile_switch_takes_its_kernel(tile, decomposition, monkeypatch):
+    """TORCH_GROUPED_SYR2K_TILE runs the one-problem call in its tile, walk and Stream-K units alike.
+    (The profiler sees no kernels under compute-sanitizer.)"""
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", tile)
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", decomposition)
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", "0")
+    a = [torch.randn(1000, 520, device="cuda", dtype=torch.bfloat16)]
+    names = kernels_launched(lambda: tg.syr2k(a, a))
+    assert matmul_tiles(names) == {tuple(int(x) for x in tile.split("x"))}, names
+
+
+def test_wide_tiles_in_a_cuda_graph(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "stream_k")
+    a = [torch.randn(1000, 264, device="cuda", dtype=torch.bfloat16)]
+    b = [torch.randn(1000, 264, device="cuda", dtype=torch.bfloat16)]
+    expected = tg.syr2k(a, b)[0]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.syr2k(a, b)[0]
+    for _ in range(3):
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, expected)
+
+
 def test_streamk_units_in_cuda_graph(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "stream_k")
     a = [torch.randn(1000, 264, device="cuda", dtype=torch.float16)]
@@ -134,9 +203,18 @@ def test_streamk_units_in_cuda_graph(monkeypatch):
 @pytest.mark.parametrize("variable, value, match", [
     ("TORCH_GROUPED_SYR2K_DECOMPOSITION", "diagonal", "decomposition must be one of"),
     ("TORCH_GROUPED_SYR2K_CLUSTER", "2", "TORCH_GROUPED_SYR2K_CLUSTER must be 0 or 1"),
+    ("TORCH_GROUPED_SYR2K_TILE", "256x128", "TORCH_GROUPED_SYR2K_TILE must be 128x128 or 128x256"),
 ])
 def test_bad_switch_values_are_value_errors(variable, value, match, monkeypatch):
     monkeypatch.setenv(variable, value)
     a = [torch.randn(64, 16, device="cuda", dtype=torch.bfloat16)]
     with pytest.raises(ValueError, match=match):
+        tg.syr2k(a, a)
+
+
+def test_clusters_and_wide_tiles_are_a_value_error(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", "1")
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
+    a = [torch.randn(64, 16, device="cuda", dtype=torch.bfloat16)]
+    with pytest.raises(ValueError, match="128x128 tiles only"):
         tg.syr2k(a, a)

@@ -15,6 +15,7 @@
 #include "../common/checks.h"
 #include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
+#include "../sched/rank2k_calibration.h"
 #include "device_info.h"
 #include "list_launch.h"
 #include "list_outputs.h"
@@ -49,10 +50,25 @@ int forced_rank2k_cluster() {
   return *v == '1' ? 2 : 1;
 }
 
+// TORCH_GROUPED_SYR2K_TILE=128x128 or 128x256 forces the tile (unset, 0 here: the one-problem call's
+// model chooses, a list of problems runs 128 x 128). Only 128 x 128 tiles run in clusters, so
+// TORCH_GROUPED_SYR2K_CLUSTER=1 with 128x256 is an error.
+int forced_rank2k_tile_n() {
+  const char* v = std::getenv("TORCH_GROUPED_SYR2K_TILE");
+  if (v == nullptr || *v == '\0') return 0;
+  TORCH_CHECK_VALUE(std::strcmp(v, "128x128") == 0 || std::strcmp(v, "128x256") == 0,
+                    "TORCH_GROUPED_SYR2K_TILE must be 128x128 or 128x256; got '", v, "'");
+  const int tile_n = v[4] == '1' ? 128 : 256;
+  TORCH_CHECK_VALUE(tile_n == 128 || forced_rank2k_cluster() != 2,
+                    "syr2k: TORCH_GROUPED_SYR2K_CLUSTER=1 runs 128x128 tiles only, but TORCH_GROUPED_SYR2K_TILE is ", v);
+  return tile_n;
+}
+
 // The cluster size of the tile walk over problems of these orders (sched::rank2k_walk_cluster with
 // this device's resident CTAs and clusters).
 int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& tiles, kernels::InputKind input,
                    int device) {
+  if (tiles.triangle.tile.n != tiles.triangle.tile.m) return 1;  // (128 x 256: no clustered kernel)
   const int forced = forced_rank2k_cluster();
   if (forced > 0) return forced;
   const int64_t ctas = kernels::rank2k_kernel(input, false, 1).resident(device);
@@ -71,13 +87,39 @@ int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& t
 // 2·ceil(k / 64) iterations (both passes), chosen by the same calibrated model (`auto`).
 // TORCH_GROUPED_SYR2K_DECOMPOSITION names another decomposition (tests, benchmark); data_parallel
 // is the plain triangle walk.
-sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles& tiles, int device) {
+sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles& tiles, const sched::StreamKModel& model,
+                               int device) {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_DECOMPOSITION");
   bool is_auto = true;
   const sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
   const int64_t count = tiles.count(n, n), iters = 2 * sched::ceil_div(k, kTileK);
-  return resolve_streamk_plan_cached(cached_models(device).rank2k, d, is_auto, 0, kTile, count * kTile, iters * kTileK, kTile, kTile, kTileK,
+  const int64_t tile_n = tiles.triangle.tile.n;  // the plan's tiles: one row of `count` tiles
+  return resolve_streamk_plan_cached(model, d, is_auto, 0, kTile, count * tile_n, iters * kTileK, kTile, tile_n, kTileK,
                                      multiprocessor_count(device), /*may_separate=*/false);
+}
+
+// One problem's tiles and plan: 128 x 128 tiles (square: the least waste on the diagonal, and the
+// clustered walk) or 128 x 256 (256 x 256 macro tiles: fewer operand bytes per MAC), whichever's
+// best plan the model predicts faster (sched::rank2k_wide_model). Clusters forced on
+// (TORCH_GROUPED_SYR2K_CLUSTER=1) mean the square tile: only it runs in clusters.
+struct OneProblemWork {
+  sched::SymmetricTiles tiles;
+  sched::StreamKPlan plan;
+};
+OneProblemWork one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, int device) {
+  const int forced = forced_rank2k_cluster() == 2 ? kTile : forced_rank2k_tile_n();
+  const sched::StreamKModel& square = cached_models(device).rank2k;
+  OneProblemWork best{};
+  double best_time = 0;
+  for (const int tile_n : {kTile, 2 * kTile}) {
+    if (forced > 0 && tile_n != forced) continue;
+    const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, tile_n}, uplo}, false};
+    const sched::StreamKModel model = tile_n == kTile ? square : sched::rank2k_wide_model(square);
+    const sched::StreamKPlan plan = rank2k_plan(n, k, tiles, model, device);
+    const double time = sched::predicted_time(model, plan, int64_t{kTile} * tile_n);
+    if (best_time == 0 || time < best_time) best = {tiles, plan}, best_time = time;
+  }
+  return best;
 }
 
 }  // namespace
@@ -139,13 +181,15 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
                                    *a_op, *b_op});
   }
   if (problems.empty()) return out;
-  // The kernel's tiles, and the walk's: with clusters, pair tiles of two CTAs' rows.
-  const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, kTile}, uplo}, gemm_scheduler()};
+  // The kernel's tiles (128 x 128 unless 128 x 256 is forced), and the walk's: with clusters, pair
+  // tiles of two CTAs' rows.
+  const int list_tile_n = forced_rank2k_tile_n() == 2 * kTile ? 2 * kTile : kTile;
+  const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, list_tile_n}, uplo}, gemm_scheduler()};
   c10::SmallVector<int64_t, 8> orders;  // (no heap allocation for a few groups)
   for (const ListProblem& problem : problems) orders.push_back(problem.group.n);
   const int cluster = rank2k_cluster(orders, tiles, input_kind(dtype), device.index());
   const sched::SymmetricTiles walk = sched::cluster_walk(tiles, cluster);
-  const kernels::GroupedGemmKernel walk_kernel = kernels::rank2k_kernel(input_kind(dtype), false, cluster);
+  const kernels::GroupedGemmKernel walk_kernel = kernels::rank2k_kernel(input_kind(dtype), false, cluster, list_tile_n);
   kernels::GroupedGemmArgs p{};
   p.out_kind = out_kind(a[0].scalar_type());
   p.triangle = walk;
@@ -162,11 +206,15 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     p.m = p.n = n, p.k = only.group.k;
     p.c = only.group.c, p.ldc = only.group.ldc, p.c_batch_stride = n * n;
     p.c_in = only.group.c_in, p.ldc_in = only.group.ldc_in;
-    p.streamk = rank2k_plan(n, p.k, tiles, device.index());
+    const OneProblemWork work = one_problem_work(n, p.k, uplo, device.index());
+    p.streamk = work.plan;
     const bool streamk = p.streamk.decomposition != sched::Decomposition::DataParallel;
-    // Stream-K's units are the kernel's own tiles; the data-parallel walk may pair them.
-    const kernels::GroupedGemmKernel kernel = streamk ? kernels::rank2k_kernel(input_kind(dtype), true) : walk_kernel;
-    if (streamk) p.triangle = tiles;
+    const int tile_n = work.tiles.triangle.tile.n;
+    // Stream-K's units are the kernel's own tiles; the data-parallel walk of 128 x 128 tiles may pair them.
+    const bool own_kernel = streamk || tile_n != walk_kernel.tile_n;
+    const kernels::GroupedGemmKernel kernel =
+        own_kernel ? kernels::rank2k_kernel(input_kind(dtype), streamk, 1, tile_n) : walk_kernel;
+    if (own_kernel) p.triangle = work.tiles;
     p.a_map = a_map(only.a, kernel.a_box_m(), dtype);
     p.b_map = b_map(only.b, /*k_major=*/true, kernel.b_box_n(), dtype);
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
@@ -177,7 +225,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     if (streamk) {
       const int64_t slots = p.streamk.workspace_slots();
       if (slots > 0) {
-        workspace = at::empty({slots, int64_t{kTile} * kTile}, a[0].options().dtype(at::kFloat));
+        workspace = at::empty({slots, int64_t{kTile} * tile_n}, a[0].options().dtype(at::kFloat));
         p.workspace = workspace.data_ptr<float>();
         p.counters = tile_counters(device, stream, p.streamk.fixup_counters() * kernels::kStreamKConsumers, keep);
       }

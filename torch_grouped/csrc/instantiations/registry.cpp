@@ -44,6 +44,10 @@ TG_DECLARE(rank2k_bf16_128x128c2)
 TG_DECLARE(rank2k_f16_128x128c2)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
 TG_DECLARE(rank2k_streamk_f16_128x128)
+TG_DECLARE(rank2k_bf16_128x256)
+TG_DECLARE(rank2k_f16_128x256)
+TG_DECLARE(rank2k_streamk_bf16_128x256)
+TG_DECLARE(rank2k_streamk_f16_128x256)
 TG_DECLARE(streamk_bf16_128x128_bkmajor)
 TG_DECLARE(streamk_bf16_128x128_bnmajor)
 TG_DECLARE(streamk_f16_128x128_bkmajor)
@@ -115,8 +119,19 @@ GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int 
   return {};
 }
 
-GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m) {
+GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, int tile_n) {
   const bool bf16 = input == InputKind::BFloat16;
+  if (tile_n == 256) {
+    // Both maps serve both roles: 128-row boxes, the 256-row role in two.
+    TORCH_INTERNAL_ASSERT(cluster_m == 1, "Rank2K: no 128x256 kernel in clusters of ", cluster_m);
+    if (streamk) {
+      return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x256, 128, 256, 1, rank2k_streamk_bf16_128x256_resident, false, 128, 128}
+                  : GroupedGemmKernel{rank2k_streamk_f16_128x256, 128, 256, 1, rank2k_streamk_f16_128x256_resident, false, 128, 128};
+    }
+    return bf16 ? GroupedGemmKernel{rank2k_bf16_128x256, 128, 256, 1, rank2k_bf16_128x256_resident, false, 128, 128}
+                : GroupedGemmKernel{rank2k_f16_128x256, 128, 256, 1, rank2k_f16_128x256_resident, false, 128, 128};
+  }
+  TORCH_INTERNAL_ASSERT(tile_n == 128, "Rank2K: no kernel with 128x", tile_n, " tiles");
   if (streamk) {
     return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x128, 128, 128, 1, rank2k_streamk_bf16_128x128_resident, false}
                 : GroupedGemmKernel{rank2k_streamk_f16_128x128, 128, 128, 1, rank2k_streamk_f16_128x128_resident, false};

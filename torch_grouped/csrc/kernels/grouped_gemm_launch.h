@@ -24,9 +24,11 @@ struct GroupedGemmKernel {
   // roles, so A's box is B's half tile too: GroupedGemmConfig::ABoxRows.)
   int a_box_rows = 0;
   int a_box_m() const { return a_box_rows > 0 ? a_box_rows : tile_m; }
-  // Rows of a K-major B box (N-major boxes are 64 columns whatever the tile): a CTA of a cluster
-  // loads its share of the B tile.
-  int b_box_n() const { return tile_n / cluster_m; }
+  // Rows of a K-major B box (N-major boxes are 64 columns whatever the tile); 0: a CTA's share of
+  // the B tile (all of it without clusters). (The 128 x 256 Rank2K kernel's maps, each read in
+  // both roles, have 128-row boxes: GroupedGemmConfig::BBoxRows.)
+  int b_box_rows = 0;
+  int b_box_n() const { return b_box_rows > 0 ? b_box_rows : tile_n / cluster_m; }
 };
 
 // The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128; with
@@ -38,10 +40,11 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
 // A M-major, B N-major; cluster_m = 2 (128x256 only): in 2 x 1 clusters that multicast B.
 GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);
 
-// The Rank2K (syr2k) kernel: 128x128 tiles, operands K-major; `streamk`: over the work units of
-// args.streamk (one problem), partial tiles in args.workspace; else `cluster_m` = 2: in 2 x 1
-// clusters over 256 x 128 pair tiles of the triangle (args.triangle's tile), the B role multicast.
-GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1);
+// The Rank2K (syr2k) kernel: 128 x tile_n tiles (128 or 256), operands K-major; `streamk`: over
+// the work units of args.streamk (one problem), partial tiles in args.workspace; else (128 x 128
+// only) `cluster_m` = 2: in 2 x 1 clusters over 256 x 128 pair tiles of the triangle
+// (args.triangle's tile), the B role multicast.
+GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1, int tile_n = 128);
 
 // The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
 // or N-major, one CTA per SM, two consumer warpgroups.

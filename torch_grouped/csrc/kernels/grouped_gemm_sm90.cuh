@@ -70,11 +70,17 @@ struct GroupedGemmConfig {
                 "clusters: the grouped and Rank2K walks, B tiles that halve into whole TMA boxes");
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::_1, cute::_1>;
   static constexpr bool Rank2K = Mode_ == KernelMode::Rank2K || Mode_ == KernelMode::Rank2KStreamK;
-  // Rows of an A box: the tile's, except in Rank2K clusters, whose two maps serve both roles
-  // (A Bᵀ, then B Aᵀ) and so both have B's half-tile box: A's rows then come in two boxes.
-  static constexpr int ABoxRows = Rank2K && ClusterM > 1 ? BN / ClusterM : BM;
+  // Rows of an A box and of a K-major B box: the tile's (B: this CTA's share of it in clusters),
+  // except in Rank2K, whose two maps serve both roles (A Bᵀ, then B Aᵀ) and so share one box: the
+  // smaller of the two roles' row counts (B's half tile in clusters, A's 128 rows in 128 x 256
+  // tiles), the larger role's rows then coming in several boxes.
+  static constexpr int ABoxRows = Rank2K ? (BM < BN / ClusterM ? BM : BN / ClusterM) : BM;
+  static constexpr int BBoxRows = Rank2K ? ABoxRows : BN / ClusterM;
   static constexpr bool StreamK = Mode_ == KernelMode::StreamK || Mode_ == KernelMode::Rank2KStreamK;
-  static_assert(!Rank2K || (BM == BN && BKMajor_), "Rank2K needs square tiles and K-major operands");
+  // Rank2K tiles: square, or 128 x 256 (the walk's macro tiles are then 256 x 256, two tiles each:
+  // sched::Rank2KTiles), operands K-major.
+  static_assert(!Rank2K || ((BN == BM || (BN == 2 * BM && ClusterM_ == 1)) && BKMajor_),
+                "Rank2K needs square or 128 x 256 tiles (no clusters) and K-major operands");
   using Tiles = cute::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
   // A M-major (A[g] ([M, K]) with unit stride along M, the transposed activations of an MoE weight
@@ -280,6 +286,7 @@ __device__ __forceinline__ void load_b(const CUtensorMap* map, int32_t batch, ui
     // barrier of each counts the whole stage, half of B arriving from the peer.
     constexpr uint16_t kBoth = (1u << Cfg::ClusterM) - 1;
     constexpr int kRows = Cfg::BN / Cfg::ClusterM;  // K-major: B rows (one box); N-major: columns
+    static_assert(!Cfg::BKMajor || Cfg::BBoxRows == kRows, "a clustered CTA's K-major share is one box");
     const int32_t first = int32_t(cute::block_rank_in_cluster()) * kRows;
     if constexpr (Cfg::BKMajor) {
       cute::SM90_TMA_LOAD_MULTICAST_3D::copy(map, bar, kBoth, kEvictNormal, b + first * Cfg::BK, k0, col + first,
@@ -291,7 +298,10 @@ __device__ __forceinline__ void load_b(const CUtensorMap* map, int32_t batch, ui
                                                 col + first + 64 * j, k0, batch);
     }
   } else if constexpr (Cfg::BKMajor) {
-    cute::SM90_TMA_LOAD_3D::copy(map, bar, kEvictNormal, b, k0, col, batch);
+#pragma unroll
+    for (int j = 0; j < Cfg::BN / Cfg::BBoxRows; ++j)
+      cute::SM90_TMA_LOAD_3D::copy(map, bar, kEvictNormal, b + j * Cfg::BBoxRows * Cfg::BK, k0,
+                                   col + Cfg::BBoxRows * j, batch);
   } else {
 #pragma unroll
     for (int j = 0; j < Cfg::BN / 64; ++j)
@@ -723,7 +733,9 @@ __device__ __forceinline__ void store_rank2k_tile(Acc& acc, const Coords& coords
     return;
   const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
   scale_rank2k<Out>(acc, coords, q, row0, col0, p);
-  const bool diagonal = mirror && tile.tile_m == tile.tile_n;
+  // A tile the diagonal crosses (or, 128 x 256, that reaches past it) stores only its `uplo` part.
+  const bool diagonal = mirror && !sched::tile_inside_triangle(sched::TileShape{Cfg::BM, Cfg::BN},
+                                                               p.triangle.triangle.uplo, tile.tile_m, tile.tile_n);
   store_tile<Out, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread,
                        diagonal ? (lower ? Keep::Lower : Keep::Upper) : Keep::All);
   if (mirror)

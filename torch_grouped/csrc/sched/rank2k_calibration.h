@@ -21,4 +21,15 @@ inline constexpr Rank2KCalibration kRank2KCalibrations[] = {
     {"NVIDIA H100 80GB HBM3", StreamKModel{13.17, 0, 0.2906, 2.553, 3.875, 1.474}},
 };
 
+// The 128 x 256 tile's model, from the 128 x 128 one: a 64-deep K block of twice the MACs in
+// kRank2KWideBlockCost times the time (a wide tile reads 48 KB per block for 4.2 MFLOP, a square
+// one 32 KB for 2.1: fewer operand bytes per MAC; streamk_mm's fits put the ratio at 1.76 with
+// its fixup, syr2k's square kernel runs below streamk_mm's rate), the other terms as the square
+// tile's. syr2k's one-problem call takes the tile whose best plan this predicts faster.
+inline constexpr double kRank2KWideBlockCost = 1.5;
+inline StreamKModel rank2k_wide_model(StreamKModel square) {
+  square.c *= kRank2KWideBlockCost;
+  return square;
+}
+
 }  // namespace torch_grouped::sched

@@ -84,6 +84,15 @@ TG_HOST_DEVICE bool tile_meets_triangle(TileShape tile, Uplo uplo, int64_t i, in
   return uplo == Uplo::Lower ? row_last >= col_first : row_first <= col_last;
 }
 
+// Whether every element of tile (i, j) lies in the `uplo` triangle (the diagonal included): the
+// tiles whose store needs no mask. A square tile on the diagonal does not; nor, with 128 x 256
+// tiles, one whose columns reach past its rows' diagonal elements.
+TG_HOST_DEVICE bool tile_inside_triangle(TileShape tile, Uplo uplo, int64_t i, int64_t j) {
+  const int64_t row_first = i * tile.m, row_last = (i + 1) * tile.m - 1;
+  const int64_t col_first = j * tile.n, col_last = (j + 1) * tile.n - 1;
+  return uplo == Uplo::Lower ? row_first >= col_last : row_last <= col_first;
+}
+
 // Whether syr2k's tile walk runs faster in 2 x 1 clusters (kernels/grouped_gemm_sm90.cuh). Where
 // full waves of CTAs pull their operands from L2 together, a clustered CTA finishes its 128 x 128
 // tile in about kRank2KClusterTileTime of the time a CTA alone takes (the B-role multicast: n =

@@ -1,0 +1,5 @@
+// Grouped Rank2K (syr2k), f16 inputs, 128x256 tiles (256 x 256 macro tiles of the triangle walk,
+// two tiles each; both maps in 128-row boxes).
+#include "../kernels/grouped_gemm_sm90.cuh"
+
+TORCH_GROUPED_DEFINE_GROUPED_GEMM(rank2k_f16_128x256, cutlass::half_t, 128, 256, true, Rank2K)
