@@ -123,6 +123,12 @@ struct GroupedGemmConfig {
   static constexpr int EpilogueBuffers = TmaStore ? 2 : 0;
   static constexpr int EpilogueWarpgroupBytes = TmaStore ? EpilogueBuffers * EpilogueChunkBytes : 64 * (32 + 8) * 4;
   static constexpr int EpilogueBytes = Consumers * EpilogueWarpgroupBytes;
+  // store_tile's loops over a chunk's 16-byte pieces (4 or 5 per thread) left rolled: in the Rank2K
+  // kernels, whose epilogue stores every tile twice (itself and its mirror). Unrolled, each copy
+  // with the edge pieces' partial stores inlined, they made the consumers' code 206 KB for
+  // 128 x 256 tiles, whose epilogue then ran from instruction-cache misses (~15 µs per tile
+  // against ~2 for 128 x 128 tiles, whose code was 119 KB; H100, session 15).
+  static constexpr bool RolledEpilogueStores = Rank2K;
   // As many stages as the CTA's share of the 227 KB of shared memory holds (at most 8).
   static constexpr int StageBudget = (227 * 1024) / CtasPerSm - 2048 - EpilogueBytes;
   static constexpr int Stages = StageBudget / StageBytes < 8 ? StageBudget / StageBytes : 8;
@@ -613,33 +619,38 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
       // each piece from unshifted rows, issued twice the kernel's instructions: 4096 x 4095 x
       // 1024 took 86 µs against 53 at N = 4096, 704 x 830 x 144 13.7 against 7.1; H100, session 11.)
       constexpr int Pieces = W / V + 1;
-      for (int v = lane_in_wg; v < 64 * Pieces; v += 128) {
+      auto store_piece = [&](int v) __attribute__((always_inline)) {
         const int rr = v / Pieces, piece = v % Pieces, sh = shift(rr);
         const int e0 = piece * V - sh;  // the chunk column of the piece's first element
         const int64_t row = base_row + rr;
         // the chunk columns staged for this store: into the next chunk's where a piece reaches it
         const int hi = Carry && chunk < Last && sh > 0 ? W + V - sh : W;
-        if (row >= rows || e0 >= hi) continue;  // (e0 >= hi: the last piece of a row with no shift)
-        if (Carry && chunk > 0 && sh > 0 && piece == 0) continue;  // left with the previous chunk
+        if (row >= rows || e0 >= hi) return;  // (e0 >= hi: the last piece of a row with no shift)
+        if (Carry && chunk > 0 && sh > 0 && piece == 0) return;  // left with the previous chunk
         Out* dst = c + row * q.ldc + base_col + e0;  // 16-byte aligned
         const uint4 x = *reinterpret_cast<const uint4*>(stage + rr * P + piece * V);
         if (e0 >= 0 && e0 + V <= hi && base_col + e0 + V <= cols && keep == Keep::All) {
           store_global_16(dst, x);
-          continue;
+          return;
         }
         int first, last;
         kept_range<V>(row, base_col + e0, cols, keep, first, last);
         store_global_part(dst, x, cute::max(first, -e0), cute::min(last, hi - e0));
+      };
+      if constexpr (Cfg::RolledEpilogueStores) {
+#pragma unroll 1
+        for (int v = lane_in_wg; v < 64 * Pieces; v += 128) store_piece(v);
+      } else {  // (as the compiler unrolls it)
+        for (int v = lane_in_wg; v < 64 * Pieces; v += 128) store_piece(v);
       }
       return;
     }
-    CUTE_UNROLL
-    for (int v = lane_in_wg; v < 64 * W / V; v += 128) {
+    auto store_piece = [&](int v) __attribute__((always_inline)) {
       const int r = v / (W / V), cv = (v % (W / V)) * V;
       const int64_t tile_row = Cfg::first_row(warpgroup) + r, tile_col = chunk * W + cv;  // of the staged layout
       const int64_t row = Transposed ? col0 + chunk * W + r : row0 + tile_row;
       const int64_t col = Transposed ? row0 + Cfg::first_row(warpgroup) + cv : col0 + tile_col;
-      if (row >= rows || col >= cols) continue;
+      if (row >= rows || col >= cols) return;
       const uint4 x = *reinterpret_cast<const uint4*>(stage + r * P + cv);
       Out* dst = c + row * q.ldc + col;
       if (col + V <= cols && keep == Keep::All) {  // (rows are 16-byte aligned here)
@@ -649,6 +660,13 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
         kept_range<V>(row, col, cols, keep, first, last);
         store_global_part(dst, x, first, last);
       }
+    };
+    if constexpr (Cfg::RolledEpilogueStores) {
+#pragma unroll 1
+      for (int v = lane_in_wg; v < 64 * W / V; v += 128) store_piece(v);
+    } else {
+      CUTE_UNROLL
+      for (int v = lane_in_wg; v < 64 * W / V; v += 128) store_piece(v);
     }
   });
   cutlass::arch::NamedBarrier::sync(128, barrier);  // the buffer is free for the next tile
@@ -702,6 +720,16 @@ template <class Out, class Acc, class Coords>
 __device__ __forceinline__ void scale_rank2k(Acc& acc, const Coords& coords, const GroupProblem& q, int64_t row0,
                                              int64_t col0, const GroupedGemmArgs& p) {
   const Out* c_in = reinterpret_cast<const Out*>(q.c_in);
+  if (c_in == nullptr) {  // alpha only: a short loop of its own (the other one, per element, is long code)
+    if (p.alpha != 1.0f) {
+      cute::for_each(cute::make_int_sequence<decltype(cute::size(acc))::value>{},
+                     [&](auto i_c) {
+                       constexpr int i = decltype(i_c)::value;
+                       acc(i) *= p.alpha;
+                     });
+    }
+    return;
+  }
   const bool lower = p.triangle.triangle.uplo == sched::Uplo::Lower;
   // The index must be a compile-time constant: it selects accumulator registers (a loop that the
   // compiler leaves rolled indexes the accumulator dynamically, which puts it in local memory).
@@ -709,7 +737,7 @@ __device__ __forceinline__ void scale_rank2k(Acc& acc, const Coords& coords, con
     constexpr int i = decltype(i_c)::value;
     float v = p.alpha * acc(i);
     const int64_t r = row0 + cute::get<0>(coords(i)), col = col0 + cute::get<1>(coords(i));
-    if (c_in != nullptr && r < q.n && col < q.n) {
+    if (r < q.n && col < q.n) {
       const bool in_triangle = lower ? r >= col : r <= col;
       v += p.beta * to_float(in_triangle ? c_in[r * q.ldc_in + col] : c_in[col * q.ldc_in + r]);
     }
