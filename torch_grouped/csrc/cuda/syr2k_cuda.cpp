@@ -87,11 +87,13 @@ int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& t
 // 2·ceil(k / 64) iterations (both passes), chosen by the same calibrated model (`auto`).
 // TORCH_GROUPED_SYR2K_DECOMPOSITION names another decomposition (tests, benchmark); data_parallel
 // is the plain triangle walk.
+// `walk_only`: `auto` weighs only the data-parallel walk.
 sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles& tiles, const sched::StreamKModel& model,
-                               int device) {
+                               int device, bool walk_only = false) {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_DECOMPOSITION");
   bool is_auto = true;
-  const sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
+  sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
+  if (is_auto && walk_only) is_auto = false, d = sched::Decomposition::DataParallel;
   const int64_t count = tiles.count(n, n), iters = 2 * sched::ceil_div(k, kTileK);
   const int64_t tile_n = tiles.triangle.tile.n;  // the plan's tiles: one row of `count` tiles
   return resolve_streamk_plan_cached(model, d, is_auto, 0, kTile, count * tile_n, iters * kTileK, kTile, tile_n, kTileK,
@@ -99,9 +101,9 @@ sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles
 }
 
 // One problem's tiles and plan: 128 x 128 tiles (square: the least waste on the diagonal, and the
-// clustered walk) or 128 x 256 (256 x 256 macro tiles: fewer operand bytes per MAC), whichever's
-// best plan the model predicts faster (sched::rank2k_wide_model). Clusters forced on
-// (TORCH_GROUPED_SYR2K_CLUSTER=1) mean the square tile: only it runs in clusters.
+// clustered walk) or 128 x 256 (256 x 256 macro tiles: fewer operand bytes per MAC, weighed in its
+// data-parallel walk only), whichever's plan the model predicts faster (sched::rank2k_wide_model).
+// Clusters forced on (TORCH_GROUPED_SYR2K_CLUSTER=1) mean the square tile: only it runs in clusters.
 struct OneProblemWork {
   sched::SymmetricTiles tiles;
   sched::StreamKPlan plan;
@@ -115,7 +117,7 @@ OneProblemWork one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, int devi
     if (forced > 0 && tile_n != forced) continue;
     const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, tile_n}, uplo}, false};
     const sched::StreamKModel model = tile_n == kTile ? square : sched::rank2k_wide_model(square);
-    const sched::StreamKPlan plan = rank2k_plan(n, k, tiles, model, device);
+    const sched::StreamKPlan plan = rank2k_plan(n, k, tiles, model, device, /*walk_only=*/tile_n != kTile);
     const double time = sched::predicted_time(model, plan, int64_t{kTile} * tile_n);
     if (best_time == 0 || time < best_time) best = {tiles, plan}, best_time = time;
   }
