@@ -72,14 +72,17 @@ namespace {
 // predicts fastest (sched::choose_streamk_tile), the same for every decomposition of the shape.
 // TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for the benchmarks' sweeps of each tile's
 // plans; unset or empty: the choice above.
-int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies) {
+int forced_streamk_tile_n() {  // 0: not forced
   const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
-  if (v != nullptr && *v != '\0') {
-    const std::string name(v);
-    TORCH_CHECK_VALUE(name == "128x128" || name == "128x256",
-                      "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
-    return name == "128x128" ? 128 : 256;
-  }
+  if (v == nullptr || *v == '\0') return 0;
+  const std::string name(v);
+  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256",
+                    "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
+  return name == "128x128" ? 128 : 256;
+}
+
+int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies) {
+  if (const int forced = forced_streamk_tile_n(); forced > 0) return forced;
   if (n <= 128 || row_copies) return 128;  // (the row-copy kernel has 128 x 128 tiles)
   if (m == 0 || k == 0) return 256;  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
@@ -104,16 +107,15 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   const std::string setting = v == nullptr ? "" : v;
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_ROW_COPIES must be 0 or 1; got '", setting, "'");
-  const char* tile = std::getenv("TORCH_GROUPED_STREAMK_TILE");
-  if (setting == "0" || (tile != nullptr && std::string(tile) == "128x256")) return {};
+  if (setting == "0" || forced_streamk_tile_n() == 256) return {};
   if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), grid)) return {};
   RowCopies r;
-  if (!StagedOperands::addressable(a)) r.a = StagedOperands::row_source(a);
-  if (!StagedOperands::addressable(b, k_major)) r.b = StagedOperands::row_source(b, k_major);
+  const bool a_tma = StagedOperands::addressable(a), b_tma = StagedOperands::addressable(b, k_major);
+  if (!a_tma) r.a = StagedOperands::row_source(a);
+  if (!b_tma) r.b = StagedOperands::row_source(b, k_major);
   // Both operands must then be readable: where one can be read neither way (rows not contiguous,
   // or only 2-byte aligned: an odd K or N) both go through the pitched copies and TMA.
-  const bool a_ok = r.a || StagedOperands::addressable(a), b_ok = r.b || StagedOperands::addressable(b, k_major);
-  return a_ok && b_ok ? r : RowCopies{};
+  return (a_tma || r.a) && (b_tma || r.b) ? r : RowCopies{};
 }
 
 // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
@@ -169,10 +171,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int tile_n = streamk_tile_n(device, m, n, k, g, rows.on());
   const StreamKModels& models = cached_models(device);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
-  if (rows.on()) {
-    p.a_rows = rows.a.value_or(kernels::RowSource{});
-    p.b_rows = rows.b.value_or(kernels::RowSource{});
-  }
+  p.a_rows = rows.a.value_or(kernels::RowSource{});  // (base nullptr: through TMA)
+  p.b_rows = rows.b.value_or(kernels::RowSource{});
   StagedOperands operands;
   const int ia = rows.a ? -1 : operands.add(a), ib = rows.b ? -1 : operands.add(b, /*transposed=*/k_major);
   operands.copy(a.device(), stream, keep);
