@@ -217,6 +217,20 @@ def test_rank2k_cluster_choice_on_132_sms(n, cluster, uplo):
     assert sched._rank2k_cluster([4096], uplo, 132, 66, all_tiles=True) == 2
 
 
+@pytest.mark.parametrize("n, k, tile_n", [(8192, 1024, 256), (4096, 4096, 128), (2048, 8192, 128),
+                                          (1024, 1024, 128), (16384, 1024, 256)])
+def test_rank2k_tile_choice_on_the_h100(n, k, tile_n):
+    """syr2k's one-problem tile (sched::rank2k_wide_tile_pays) with the H100's Rank2K model on 132
+    SMs: the 128 x 256 tile's data-parallel walk where session 15 measured it faster (n = 8192,
+    k = 1024: 252 against 274 µs), 128 x 128 on the others (benchmarks/NOTES.md)."""
+    assert sched._rank2k_tile(n, k, 132, "NVIDIA H100 80GB HBM3") == tile_n
+
+
+def test_rank2k_tile_choice_needs_a_calibrated_device():
+    with pytest.raises(ValueError, match="no Rank2K calibration"):
+        sched._rank2k_tile(1024, 1024, 132, "a GPU nobody calibrated")
+
+
 def test_symmetric_all_tiles_is_the_gemm_walk_of_the_square():
     """The syr2k kernel's comparison mode: every tile of each square once, valid, in the order
     of the grouped GEMM walk; the triangle tiles are the same set the Rank2K walk produces."""

@@ -24,6 +24,7 @@ TORCH_LIBRARY(grouped, m) {
   m.def("_choose_gemm_tile(int[] m, int[] n, int[] k, int sms) -> int[]");
   m.def("_schedule_rank2k(int[] n, int tile_m, int tile_n, int grid, str uplo, *, bool all_tiles=False) -> Tensor");
   m.def("_rank2k_cluster(int[] n, str uplo, int ctas, int clusters, *, bool all_tiles=False) -> int");
+  m.def("_rank2k_tile(int n, int k, int sms, str device_name) -> int");
   m.def("_choose_streamk_tile(int m, int n, int k, int sms, float[] wide, float[] narrow) -> int");
   m.def("_schedule_streamk(int m, int n, int k, int tile_m, int tile_n, int tile_k, str decomposition, int splits, int grid, bool separate_fixup=True) -> Tensor");
   // Private: the tile {M, N, K} that streamk_mm(a, b, grid=grid) runs on a's device (csrc/cpu/register_cpu.cpp,

@@ -10,6 +10,8 @@
 #include "../common/streamk_model_env.h"
 #include "../sched/group_order.h"
 #include "../sched/grouped_visitor.h"
+#include "../sched/rank2k_calibration.h"
+#include "../sched/rank2k_tile_choice.h"
 #include "../sched/rank2k_visitor.h"
 #include "../sched/streamk_model.h"
 #include "../sched/tile_choice.h"
@@ -223,9 +225,30 @@ int64_t rank2k_cluster(at::IntArrayRef n, const std::string& uplo, int64_t ctas,
   return sched::rank2k_walk_cluster(n.data(), static_cast<int32_t>(n.size()), tiles, ctas, clusters);
 }
 
+// syr2k's one-problem tile width (128 or 256) for order n, depth k on `sms` CTAs, with the Rank2K
+// model calibrated for `device_name` (sched::rank2k_wide_tile_pays; `auto` decompositions).
+int64_t rank2k_tile(int64_t n, int64_t k, int64_t sms, const std::string& device_name) {
+  TORCH_CHECK_VALUE(n > 0 && k > 0 && sms > 0, "rank2k_tile: n, k and sms must be positive");
+  const sched::StreamKModel* square = nullptr;
+  for (const auto& c : sched::kRank2KCalibrations)
+    if (device_name == c.device_name) square = &c.model;
+  TORCH_CHECK_VALUE(square != nullptr, "rank2k_tile: no Rank2K calibration for '", device_name, "'");
+  auto tiles = [](int32_t tile_n) {
+    return sched::SymmetricTiles{sched::Rank2KTiles{{128, tile_n}, sched::Uplo::Lower}, false};
+  };
+  const sched::Rank2KPlanShape s = sched::rank2k_plan_shape(n, k, tiles(128), 64);
+  const sched::Rank2KPlanShape w = sched::rank2k_plan_shape(n, k, tiles(256), 64);
+  const sched::StreamKPlan narrow =
+      sched::choose_streamk_plan(*square, s.m, s.n, s.k, s.tile_m, s.tile_n, 64, sms, /*may_separate=*/false);
+  const sched::StreamKPlan wide =
+      sched::make_streamk_plan(w.m, w.n, w.k, w.tile_m, w.tile_n, 64, sched::Decomposition::DataParallel, 1, sms);
+  return sched::rank2k_wide_tile_pays(*square, narrow, wide) ? 256 : 128;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
+  m.impl("_rank2k_tile", &rank2k_tile);
   m.impl("_rank2k_cluster", &rank2k_cluster);
   m.impl("_round_robin_makespan", &round_robin_makespan);
   m.impl("_choose_gemm_tile", &choose_gemm_tile);

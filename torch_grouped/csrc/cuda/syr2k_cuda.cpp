@@ -15,7 +15,7 @@
 #include "../common/checks.h"
 #include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
-#include "../sched/rank2k_calibration.h"
+#include "../sched/rank2k_tile_choice.h"
 #include "device_info.h"
 #include "list_launch.h"
 #include "list_outputs.h"
@@ -94,16 +94,15 @@ sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles
   bool is_auto = true;
   sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
   if (is_auto && walk_only) is_auto = false, d = sched::Decomposition::DataParallel;
-  const int64_t count = tiles.count(n, n), iters = 2 * sched::ceil_div(k, kTileK);
-  const int64_t tile_n = tiles.triangle.tile.n;  // the plan's tiles: one row of `count` tiles
-  return resolve_streamk_plan_cached(model, d, is_auto, 0, kTile, count * tile_n, iters * kTileK, kTile, tile_n, kTileK,
+  const sched::Rank2KPlanShape s = sched::rank2k_plan_shape(n, k, tiles, kTileK);
+  return resolve_streamk_plan_cached(model, d, is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, kTileK,
                                      multiprocessor_count(device), /*may_separate=*/false);
 }
 
-// One problem's tiles and plan: 128 x 128 tiles (square: the least waste on the diagonal, and the
-// clustered walk) or 128 x 256 (256 x 256 macro tiles: fewer operand bytes per MAC, weighed in its
-// data-parallel walk only), whichever's plan the model predicts faster (sched::rank2k_wide_model).
-// Clusters forced on (TORCH_GROUPED_SYR2K_CLUSTER=1) mean the square tile: only it runs in clusters.
+// One problem's tiles and plan: 128 x 128 or 128 x 256 tiles, as sched::rank2k_wide_tile_pays
+// weighs them (the wide tile in its data-parallel walk only, unless a decomposition is forced), or
+// the tile TORCH_GROUPED_SYR2K_TILE forces. Clusters forced on (TORCH_GROUPED_SYR2K_CLUSTER=1) mean
+// the square tile: only it runs in clusters.
 struct OneProblemWork {
   sched::SymmetricTiles tiles;
   sched::StreamKPlan plan;
@@ -111,17 +110,15 @@ struct OneProblemWork {
 OneProblemWork one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, int device) {
   const int forced = forced_rank2k_cluster() == 2 ? kTile : forced_rank2k_tile_n();
   const sched::StreamKModel& square = cached_models(device).rank2k;
-  OneProblemWork best{};
-  double best_time = 0;
-  for (const int tile_n : {kTile, 2 * kTile}) {
-    if (forced > 0 && tile_n != forced) continue;
+  auto work = [&](int tile_n) {
     const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, tile_n}, uplo}, false};
-    const sched::StreamKModel model = tile_n == kTile ? square : sched::rank2k_wide_model(square);
-    const sched::StreamKPlan plan = rank2k_plan(n, k, tiles, model, device, /*walk_only=*/tile_n != kTile);
-    const double time = sched::predicted_time(model, plan, int64_t{kTile} * tile_n);
-    if (best_time == 0 || time < best_time) best = {tiles, plan}, best_time = time;
-  }
-  return best;
+    const bool wide = tile_n != kTile;
+    return OneProblemWork{tiles, rank2k_plan(n, k, tiles, wide ? sched::rank2k_wide_model(square) : square, device,
+                                             /*walk_only=*/wide)};
+  };
+  if (forced > 0) return work(forced);
+  const OneProblemWork narrow = work(kTile), wide = work(2 * kTile);
+  return sched::rank2k_wide_tile_pays(square, narrow.plan, wide.plan) ? wide : narrow;
 }
 
 }  // namespace

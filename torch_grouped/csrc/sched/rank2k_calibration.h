@@ -21,20 +21,4 @@ inline constexpr Rank2KCalibration kRank2KCalibrations[] = {
     {"NVIDIA H100 80GB HBM3", StreamKModel{13.17, 0, 0.2906, 2.553, 3.875, 1.474}},
 };
 
-// The 128 x 256 tile's model, from the 128 x 128 one: a 64-deep K block of twice the MACs in
-// kRank2KWideBlockCost times the time, the other terms as the square tile's. Measured per block,
-// the wide tile's K loop takes 1.24 times the square one's (0.655 against 0.53 µs; it reads 48 KB
-// per 4.2 MFLOP against 32 KB per 2.1), but its epilogue writes twice the bytes while both
-// consumer warpgroups store, and the fixed term a does not grow with it: 1.75 (streamk_mm's fits
-// put the same ratio at 1.76) orders all five shapes syr2k was measured on as measured (H100,
-// session 15: n = 8192, k = 1024 wide, 252 against 274 µs; n = 4096, k = 4096, n = 2048 with
-// k = 8192 or 1024, and n = 1024 square). Only its data-parallel walk is weighed: over Stream-K
-// units the wide tile ran far slower than its K loop's rate (n = 2048, k = 8192: 156 µs where 140
-// of its iterations per CTA predict 92; the square tile's Stream-K: 140).
-inline constexpr double kRank2KWideBlockCost = 1.75;
-inline StreamKModel rank2k_wide_model(StreamKModel square) {
-  square.c *= kRank2KWideBlockCost;
-  return square;
-}
-
 }  // namespace torch_grouped::sched

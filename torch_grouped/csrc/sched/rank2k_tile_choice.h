@@ -1,0 +1,45 @@
+// syr2k's tile for one problem: 128 x 128 (square: the least waste on the diagonal, the
+// clustered walk) or 128 x 256 (256 x 256 macro tiles of the triangle walk, two tiles each: fewer
+// operand bytes per MAC), weighed by the Rank2K Stream-K model (rank2k_calibration.h). Host only;
+// shared by syr2k's CUDA path and a private op for the CPU tests (grouped::_rank2k_tile).
+#pragma once
+#include "rank2k_visitor.h"
+#include "streamk_model.h"
+
+namespace torch_grouped::sched {
+
+// The 128 x 256 tile's model, from the 128 x 128 one: a 64-deep K block of twice the MACs in
+// kRank2KWideBlockCost times the time, the other terms as the square tile's. Measured per block,
+// the wide tile's K loop takes 1.24 times the square one's (0.655 against 0.53 µs; it reads 48 KB
+// per 4.2 MFLOP against 32 KB per 2.1), but its epilogue writes twice the bytes while both
+// consumer warpgroups store, and the fixed term a does not grow with it: 1.75 (streamk_mm's fits
+// put the same ratio at 1.76) picks as measured on four of the five shapes syr2k was measured on
+// (H100, session 15: n = 8192, k = 1024 wide, 252 against 274 µs; n = 4096, k = 4096, n = 2048,
+// k = 8192, and n = 1024 square) and gives the fifth, a near tie, to the wide tile (n = 2048,
+// k = 1024: 38.5 against 37.1 µs). Only its data-parallel walk is weighed: over Stream-K
+// units the wide tile ran far slower than its K loop's rate (n = 2048, k = 8192: 156 µs where 140
+// of its iterations per CTA predict 92; the square tile's Stream-K: 140).
+inline constexpr double kRank2KWideBlockCost = 1.75;
+inline StreamKModel rank2k_wide_model(StreamKModel square) {
+  square.c *= kRank2KWideBlockCost;
+  return square;
+}
+
+// The problem a Stream-K plan sees for one syr2k problem of order n walked in `tiles`: one row of
+// the walk's slots, each 2·ceil(k / tile_k) K blocks (both passes: A Bᵀ, then B Aᵀ).
+struct Rank2KPlanShape {
+  int64_t m, n, k, tile_m, tile_n;
+};
+inline Rank2KPlanShape rank2k_plan_shape(int64_t n, int64_t k, const SymmetricTiles& tiles, int64_t tile_k) {
+  const TileShape t = tiles.triangle.tile;
+  return {t.m, tiles.count(n, n) * t.n, 2 * ceil_div(k, tile_k) * tile_k, t.m, t.n};
+}
+
+// Whether the 128 x 256 tile's plan (`auto`: its data-parallel walk) is predicted faster than the
+// square tile's (`auto`: its best plan), under the square tile's model `square`.
+inline bool rank2k_wide_tile_pays(const StreamKModel& square, const StreamKPlan& square_plan,
+                                  const StreamKPlan& wide_plan) {
+  return predicted_time(rank2k_wide_model(square), wide_plan, 128 * 256) < predicted_time(square, square_plan, 128 * 128);
+}
+
+}  // namespace torch_grouped::sched
