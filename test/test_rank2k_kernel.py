@@ -168,26 +168,13 @@ def test_tile_switch_takes_its_kernel(tile, decomposition, monkeypatch):
     assert matmul_tiles(names) == {tuple(int(x) for x in tile.split("x"))}, names
 
 
-def test_wide_tiles_in_a_cuda_graph(monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
+@pytest.mark.parametrize("tile, dtype", [("", torch.float16), ("128x256", torch.bfloat16)])
+def test_streamk_units_in_cuda_graph(tile, dtype, monkeypatch):
+    """Stream-K units (the model's tile, and 128 x 256 forced) captured once, replayed three times."""
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", tile)
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "stream_k")
-    a = [torch.randn(1000, 264, device="cuda", dtype=torch.bfloat16)]
-    b = [torch.randn(1000, 264, device="cuda", dtype=torch.bfloat16)]
-    expected = tg.syr2k(a, b)[0]
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = tg.syr2k(a, b)[0]
-    for _ in range(3):
-        out.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(out, expected)
-
-
-def test_streamk_units_in_cuda_graph(monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "stream_k")
-    a = [torch.randn(1000, 264, device="cuda", dtype=torch.float16)]
-    b = [torch.randn(1000, 264, device="cuda", dtype=torch.float16)]
+    a = [torch.randn(1000, 264, device="cuda", dtype=dtype)]
+    b = [torch.randn(1000, 264, device="cuda", dtype=dtype)]
     expected = tg.syr2k(a, b)[0]
     tg.syr2k(a, b)  # warm up outside the capture
     graph = torch.cuda.CUDAGraph()
