@@ -229,9 +229,7 @@ int64_t rank2k_cluster(at::IntArrayRef n, const std::string& uplo, int64_t ctas,
 // model calibrated for `device_name` (sched::rank2k_wide_tile_pays; `auto` decompositions).
 int64_t rank2k_tile(int64_t n, int64_t k, int64_t sms, const std::string& device_name) {
   TORCH_CHECK_VALUE(n > 0 && k > 0 && sms > 0, "rank2k_tile: n, k and sms must be positive");
-  const sched::StreamKModel* square = nullptr;
-  for (const auto& c : sched::kRank2KCalibrations)
-    if (device_name == c.device_name) square = &c.model;
+  const sched::StreamKModel* square = sched::rank2k_calibrated_model(device_name.c_str());
   TORCH_CHECK_VALUE(square != nullptr, "rank2k_tile: no Rank2K calibration for '", device_name, "'");
   auto tiles = [](int32_t tile_n) {
     return sched::SymmetricTiles{sched::Rank2KTiles{{128, tile_n}, sched::Uplo::Lower}, false};

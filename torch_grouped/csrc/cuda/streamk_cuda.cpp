@@ -48,8 +48,7 @@ StreamKModels models_for(int device) {
   // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
   fitted.rank2k = fitted.wide;
   fitted.rank2k.c *= 0.5;
-  for (const auto& c : sched::kRank2KCalibrations)
-    if (std::strcmp(c.device_name, prop.name) == 0) fitted.rank2k = c.model;
+  if (const sched::StreamKModel* rank2k = sched::rank2k_calibrated_model(prop.name)) fitted.rank2k = *rank2k;
   return {streamk_model_from_env(fitted.wide), streamk_model_from_env(fitted.narrow, kStreamKNarrowModelVariable),
           fitted.rank2k};
 }

@@ -8,6 +8,8 @@
 // Stream-K 157 µs against 200 data-parallel; H100, session 12). GPUs not listed use streamk_mm's
 // 128 x 256 model with c halved.
 #pragma once
+#include <cstring>
+
 #include "streamk_model.h"
 
 namespace torch_grouped::sched {
@@ -20,5 +22,12 @@ struct Rank2KCalibration {
 inline constexpr Rank2KCalibration kRank2KCalibrations[] = {
     {"NVIDIA H100 80GB HBM3", StreamKModel{13.17, 0, 0.2906, 2.553, 3.875, 1.474}},
 };
+
+// The model calibrated for the GPU named `device_name`; nullptr: none.
+inline const StreamKModel* rank2k_calibrated_model(const char* device_name) {
+  for (const Rank2KCalibration& c : kRank2KCalibrations)
+    if (std::strcmp(c.device_name, device_name) == 0) return &c.model;
+  return nullptr;
+}
 
 }  // namespace torch_grouped::sched
