@@ -48,12 +48,15 @@ def _peers(a, b, dtype, device, composite_name):
         peers["cuBLAS syr2k" if len(a) == 1 else "loop of cuBLAS syr2k"] = _cublas(a, b)
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16):
         # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no
-        # mirror), in each tile: a list runs 128 x 128 tiles, one problem the tile its model picks.
+        # mirror). That walk runs 128 x 128 tiles unless 128 x 256 is forced, while one problem's
+        # triangle may run either (its model picks): so one problem is measured in both tiles.
         gemm = {"TORCH_GROUPED_SYR2K_SCHEDULER": "gemm"}
-        peers["same kernel, GEMM scheduler"] = _with_env(gemm, lambda: tg.syr2k(a, b))
-        if len(a) == 1:
-            peers["GEMM scheduler, 128x256 tiles"] = _with_env({**gemm, "TORCH_GROUPED_SYR2K_TILE": "128x256"},
-                                                               lambda: tg.syr2k(a, b))
+        if len(a) > 1:
+            peers["same kernel, GEMM scheduler"] = _with_env(gemm, lambda: tg.syr2k(a, b))
+        else:
+            for tile in ("128x128", "128x256"):
+                peers[f"GEMM scheduler, {tile} tiles"] = _with_env({**gemm, "TORCH_GROUPED_SYR2K_TILE": tile},
+                                                                   lambda: tg.syr2k(a, b))
             # the triangle in each tile, and the plain triangle walk without Stream-K work units
             for tile in ("128x128", "128x256"):
                 peers[f"triangle, {tile} tiles"] = _with_env({"TORCH_GROUPED_SYR2K_TILE": tile}, lambda: tg.syr2k(a, b))

@@ -51,7 +51,7 @@ def test_gemm_scheduler_switch_gives_the_same_matrix(monkeypatch):
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_list_walk_in_128x256_tiles(uplo, scheduler, monkeypatch):
     """A list of problems in 128 x 256 tiles (TORCH_GROUPED_SYR2K_TILE), over the triangle and with
-    the GEMM scheduler: the reference, exactly symmetric; both walks store the same lower triangle."""
+    the GEMM scheduler: the reference, and over the triangle exactly symmetric."""
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_SCHEDULER", scheduler)
     a, b, c = problem(torch.bfloat16, 11, True)
