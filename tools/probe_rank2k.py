@@ -3,7 +3,11 @@
 kernel (TORCH_GROUPED_SYR2K_DECOMPOSITION; data-parallel also without clusters,
 TORCH_GROUPED_SYR2K_CLUSTER=0), the GPU time of its kernels (torch.profiler) beside
 the call's (do_bench), the same work as one streamk_mm, and the composite of two `mm`.
-    python3 tools/probe_rank2k.py [n k ...]"""
+    python3 tools/probe_rank2k.py [n k ...]
+Under ncu, one call of syr2k per tile and decomposition (data_parallel, stream_k), each announced
+on stdout before it runs (filter the kernels with -k regex:grouped_gemm):
+    python3 tools/probe_rank2k.py --ncu [n k ...]
+or one call as the environment sets the tile and decomposition: --ncu1 n k"""
 import os
 import sys
 
@@ -56,6 +60,24 @@ def main(shapes):
         print(f"torch.mm   {n}x{n}x{2 * k} {'':14s} {ms * 1e3:7.1f} us")
 
 
+def ncu_calls(shapes):
+    for n, k in shapes:
+        a, b = (torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        for tile in ("128x128", "128x256"):
+            for d in ("data_parallel", "stream_k"):
+                os.environ.update(TORCH_GROUPED_SYR2K_TILE=tile, TORCH_GROUPED_SYR2K_DECOMPOSITION=d)
+                print(f"### n={n} k={k} tile {tile} {d}", flush=True)
+                tg.syr2k([a], [b], [])
+                torch.cuda.synchronize()
+
+
 if __name__ == "__main__":
-    args = [int(x) for x in sys.argv[1:]]
-    main(list(zip(args[::2], args[1::2])) or [(1024, 1024), (1024, 4096), (2048, 1024), (4096, 4096), (8192, 1024)])
+    if sys.argv[1:2] == ["--ncu1"]:  # one call as the environment sets it
+        a, b = (torch.randn(int(sys.argv[2]), int(sys.argv[3]), device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        tg.syr2k([a], [b], [])
+        torch.cuda.synchronize()
+        sys.exit()
+    ncu = sys.argv[1:2] == ["--ncu"]
+    args = [int(x) for x in sys.argv[1 + ncu:]]
+    shapes = list(zip(args[::2], args[1::2])) or [(1024, 1024), (1024, 4096), (2048, 1024), (4096, 4096), (8192, 1024)]
+    ncu_calls(shapes) if ncu else main(shapes)
