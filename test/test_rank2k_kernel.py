@@ -155,6 +155,29 @@ def test_single_problem_in_128x256_tiles(decomposition, n, k, uplo, dtype, monke
     assert torch.equal(tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)[0], out[0]), "not repeatable"
 
 
+@pytest.mark.parametrize("decomposition", ["data_parallel", "stream_k"])
+@pytest.mark.parametrize("n, k", [(4000, 64), (4096, 72), (1000, 136)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_tma_stores_give_the_threads_bits(decomposition, n, k, uplo, monkeypatch):
+    """The 128 x 256 tiles' epilogue through TMA stores (tile and mirror; the diagonal's tiles by the
+    threads), which syr2k takes where the walk has more tiles than CTAs (272 at n = 4000 and 4096),
+    writes what the threads' stores write (TORCH_GROUPED_TMA_STORE=0), bit for bit, every element:
+    n = 4000 has tiles and mirrors that the output's edge clips; n = 1000 (20 tiles) stores by the
+    threads either way."""
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", decomposition)
+    a, b, c = problem(torch.bfloat16, n + k, True, [(n, k)])
+    outs = {}
+    for tma in ("1", "0"):
+        monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", tma)
+        torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
+        outs[tma] = tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)[0]
+    assert not outs["1"].isnan().any(), "unwritten elements"
+    assert torch.equal(outs["1"], outs["0"])
+    assert torch.equal(outs["1"], outs["1"].T), "not exactly symmetric"
+    reference.assert_close(outs["1"], reference.syr2k(a, b, c, uplo, 0.5, 2.0)[0], torch.bfloat16)
+
+
 @pytest.mark.parametrize("tile, decomposition", [("128x256", "data_parallel"), ("128x256", "stream_k"),
                                                  ("128x128", "data_parallel"), ("128x128", "stream_k")])
 def test_tile_switch_takes_its_kernel(tile, decomposition, monkeypatch):

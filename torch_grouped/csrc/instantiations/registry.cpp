@@ -125,11 +125,11 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, in
     // Both maps serve both roles: 128-row boxes, the 256-row role in two.
     TORCH_INTERNAL_ASSERT(cluster_m == 1, "Rank2K: no 128x256 kernel in clusters of ", cluster_m);
     if (streamk) {
-      return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x256, 128, 256, 1, rank2k_streamk_bf16_128x256_resident, false, 128, 128}
-                  : GroupedGemmKernel{rank2k_streamk_f16_128x256, 128, 256, 1, rank2k_streamk_f16_128x256_resident, false, 128, 128};
+      return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x256, 128, 256, 1, rank2k_streamk_bf16_128x256_resident, false, 128, 128, true}
+                  : GroupedGemmKernel{rank2k_streamk_f16_128x256, 128, 256, 1, rank2k_streamk_f16_128x256_resident, false, 128, 128, true};
     }
-    return bf16 ? GroupedGemmKernel{rank2k_bf16_128x256, 128, 256, 1, rank2k_bf16_128x256_resident, false, 128, 128}
-                : GroupedGemmKernel{rank2k_f16_128x256, 128, 256, 1, rank2k_f16_128x256_resident, false, 128, 128};
+    return bf16 ? GroupedGemmKernel{rank2k_bf16_128x256, 128, 256, 1, rank2k_bf16_128x256_resident, false, 128, 128, true}
+                : GroupedGemmKernel{rank2k_f16_128x256, 128, 256, 1, rank2k_f16_128x256_resident, false, 128, 128, true};
   }
   TORCH_INTERNAL_ASSERT(tile_n == 128, "Rank2K: no kernel with 128x", tile_n, " tiles");
   if (streamk) {

@@ -99,6 +99,9 @@ struct GroupedGemmArgs {
   // their offsets in the kernels that never read it.)
   CUtensorMap c_map;
   const CUtensorMap* c_maps;  // List: per-group output maps in device memory (exact)
+  // Rank2K kernels with TMA stores (GroupedGemmConfig::TmaStore): c_map holds the one problem's
+  // output; false: every tile goes through the threads' stores.
+  bool c_map_set;
 };
 
 // One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.

@@ -29,6 +29,9 @@ struct GroupedGemmKernel {
   // both roles, have 128-row boxes: GroupedGemmConfig::BBoxRows.)
   int b_box_rows = 0;
   int b_box_n() const { return b_box_rows > 0 ? b_box_rows : tile_n / cluster_m; }
+  // The 128 x 256 Rank2K kernels: TMA stores through args.c_map where the host sets
+  // args.c_map_set (one problem whose output TMA can address), the threads' stores otherwise.
+  bool optional_c_map = false;
 };
 
 // The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128; with

@@ -117,8 +117,11 @@ struct GroupedGemmConfig {
   // allocation stays as it was: in one kernel with both epilogues ptxas spilled 4-30x more) two
   // such chunks per warpgroup, 1024-byte aligned and unpadded (TMA's 128-byte swizzle), so that
   // one is filled while the TMA engine still reads the other.
+  // Rank2K kernels with TMA stores take them where the host set args.c_map_set (one problem whose
+  // output TMA can address), for the tiles and mirrors the diagonal does not cross; the others
+  // (diagonal tiles, lists, unaligned outputs) go through store_tile and the same buffers.
   static constexpr bool TmaStore = TmaStore_;
-  static_assert(!TmaStore || (!Rank2K && Consumers == 2), "TMA stores: 128-row tiles of the GEMM walks");
+  static_assert(!TmaStore || Consumers == 2, "TMA stores: 128-row tiles");
   static constexpr int EpilogueChunkBytes = 64 * 128;
   static constexpr int EpilogueBuffers = TmaStore ? 2 : 0;
   static constexpr int EpilogueWarpgroupBytes = TmaStore ? EpilogueBuffers * EpilogueChunkBytes : 64 * (32 + 8) * 4;
@@ -676,6 +679,9 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
 // store: each thread converts its accumulators (pairs of adjacent columns) into one of the
 // warpgroup's two chunk buffers, laid out as TMA's 128-byte swizzle expects (16-byte unit j of
 // row r at unit j ^ (r % 8): a warp's pair writes, 8 rows x 4 pairs, fall in 32 distinct banks),
+// or Transposed (syr2k's mirror, 2-byte outputs: a chunk of 64 tile columns x 64 rows is a box of
+// 64 output rows x one 128-byte line, stored at (column, row); element by element, a warp's
+// writes then fall in four 16-byte units of four rows, 64 bytes without conflicts),
 // and one thread hands the chunk to the TMA engine, which clips it at the output's edges. The
 // warpgroup goes on to the next chunk, and after the last to the next tile's WGMMAs, while the
 // engine writes the chunk out: the stores drain during the next tile instead of stalling the
@@ -683,11 +689,12 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
 // refilled only once the engine has read it: before each chunk, at most EpilogueBuffers - 1 of the
 // chunks issued before may still be unread (wait_group.read), so the oldest, this buffer's, is read.
 // `map`: the output map; (row0, col0, batch): the tile's first element in its coordinates.
-template <class Out, class Cfg, class Acc, class Coords>
+template <class Out, class Cfg, bool Transposed = false, class Acc, class Coords>
 __device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coords, const CUtensorMap* map,
                                                int32_t batch, int64_t row0, int64_t col0, float* buffers_raw,
                                                int warpgroup, int thread) {
   constexpr int W = 128 / int(sizeof(Out));  // columns of one 128-byte line
+  static_assert(!Transposed || W == 64, "a transposed chunk is square only for 2-byte outputs");
   constexpr int kBuffers = Cfg::EpilogueBuffers;
   static_assert((Cfg::BN / W) % kBuffers == 0, "chunk c of every tile takes buffer c % kBuffers");
   uint8_t* buffers = reinterpret_cast<uint8_t*>(buffers_raw);
@@ -701,14 +708,26 @@ __device__ __forceinline__ void store_tile_tma(const Acc& acc, const Coords& coo
     CUTE_UNROLL
     for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
       const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
-      const int byte = col * int(sizeof(Out));
-      store_pair(reinterpret_cast<Out*>(buffer + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16), acc(i),
-                 acc(i + 1));
+      if constexpr (Transposed) {  // buffer row: the tile column; within it, the tile row's element
+        const int byte = r * int(sizeof(Out));
+        *reinterpret_cast<Out*>(buffer + col * 128 + (((byte / 16) ^ (col % 8)) * 16) + byte % 16) = from_float<Out>(acc(i));
+        *reinterpret_cast<Out*>(buffer + (col + 1) * 128 + (((byte / 16) ^ ((col + 1) % 8)) * 16) + byte % 16) =
+            from_float<Out>(acc(i + 1));
+      } else {
+        const int byte = col * int(sizeof(Out));
+        store_pair(reinterpret_cast<Out*>(buffer + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16), acc(i),
+                   acc(i + 1));
+      }
     }
     cute::tma_store_fence();  // the generic-proxy writes, visible to the TMA engine
     cutlass::arch::NamedBarrier::sync(128, barrier);
     if (issuer) {
-      cute::SM90_TMA_STORE_3D::copy(map, buffer, int32_t(col0 + chunk * W), int32_t(row0 + Cfg::first_row(warpgroup)), batch);
+      const int32_t tile_cols = int32_t(col0 + chunk * W), tile_rows = int32_t(row0 + Cfg::first_row(warpgroup));
+      if constexpr (Transposed) {
+        cute::SM90_TMA_STORE_3D::copy(map, buffer, tile_rows, tile_cols, batch);
+      } else {
+        cute::SM90_TMA_STORE_3D::copy(map, buffer, tile_cols, tile_rows, batch);
+      }
       cute::tma_store_arrive();
     }
   });
@@ -764,6 +783,18 @@ __device__ __forceinline__ void store_rank2k_tile(Acc& acc, const Coords& coords
   // A tile the diagonal crosses (or, 128 x 256, that reaches past it) stores only its `uplo` part.
   const bool diagonal = mirror && !sched::tile_inside_triangle(sched::TileShape{Cfg::BM, Cfg::BN},
                                                                p.triangle.triangle.uplo, tile.tile_m, tile.tile_n);
+  if constexpr (Cfg::TmaStore) {
+    // The tile and its mirror leave through the TMA engine, which clips them at the output's edges
+    // and writes them out while the warpgroup goes on to its next tile.
+    if (p.c_map_set && !diagonal) {
+      store_tile_tma<Out, Cfg>(acc, coords, &p.c_map, 0, row0, col0, stage, warpgroup, thread);
+      if (mirror) store_tile_tma<Out, Cfg, true>(acc, coords, &p.c_map, 0, row0, col0, stage, warpgroup, thread);
+      return;
+    }
+    // The threads store this tile through the same buffers: the engine must have read them.
+    if (thread % 128 == 0) cute::tma_store_wait<0>();
+    cutlass::arch::NamedBarrier::sync(128, 1 + warpgroup);
+  }
   store_tile<Out, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread,
                        diagonal ? (lower ? Keep::Lower : Keep::Upper) : Keep::All);
   if (mirror)
