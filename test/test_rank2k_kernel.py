@@ -155,15 +155,15 @@ def test_single_problem_in_128x256_tiles(decomposition, n, k, uplo, dtype, monke
     assert torch.equal(tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)[0], out[0]), "not repeatable"
 
 
-@pytest.mark.parametrize("decomposition", ["data_parallel", "stream_k"])
+@pytest.mark.parametrize("decomposition", ["data_parallel", "stream_k", "two_tile_sk_dp"])
 @pytest.mark.parametrize("n, k", [(4000, 64), (4096, 72), (1000, 136)])
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_tma_stores_give_the_threads_bits(decomposition, n, k, uplo, monkeypatch):
-    """The 128 x 256 tiles' epilogue through TMA stores (tile and mirror; the diagonal's tiles by the
-    threads), which syr2k takes where the walk has more tiles than CTAs (272 at n = 4000 and 4096),
-    writes what the threads' stores write (TORCH_GROUPED_TMA_STORE=0), bit for bit, every element:
-    n = 4000 has tiles and mirrors that the output's edge clips; n = 1000 (20 tiles) stores by the
-    threads either way."""
+    """The 128 x 256 kernels' epilogue through TMA stores (tile and mirror; the diagonal's tiles by
+    the threads), which syr2k takes where the walk has more tiles than CTAs (272 at n = 4000 and
+    4096), writes what the threads' stores write (TORCH_GROUPED_TMA_STORE=0), bit for bit, every
+    element: n = 4000 has tiles and mirrors that the output's edge clips; n = 1000 (20 tiles) stores
+    by the threads either way."""
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", decomposition)
     a, b, c = problem(torch.bfloat16, n + k, True, [(n, k)])
