@@ -8,6 +8,8 @@ Build options (environment variables):
   CUTLASS_DIR                  CUTLASS checkout; otherwise the headers of the nvidia-cutlass package.
   MAX_JOBS                     parallel compile jobs (ninja).
   DEBUG=1                      -O0 -g -lineinfo instead of -O3.
+  TORCH_GROUPED_TIMELINE=1     the kernels print per-unit timestamps (a development probe:
+                               kernels/unit_timeline.cuh, tools/timeline.py); never for use.
 """
 import glob
 import os
@@ -129,6 +131,8 @@ def extensions():
     nvcc = opt + ["-DNDEBUG", "--expt-relaxed-constexpr", "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1"]
     if debug:
         nvcc.append("-lineinfo")
+    if os.environ.get("TORCH_GROUPED_TIMELINE", "0") == "1":
+        nvcc.append("-DTORCH_GROUPED_TIMELINE")
     return [CUDAExtension("torch_grouped._C", sources,
                           include_dirs=include_dirs + [str(p) for p in cutlass],
                           extra_compile_args={"cxx": cxx + ["-DTORCH_GROUPED_WITH_CUDA"],

@@ -36,6 +36,7 @@
 #include "grouped_gemm_args.h"
 #include "row_copy.cuh"
 #include "streamk_fixup.cuh"
+#include "unit_timeline.cuh"
 
 namespace torch_grouped::kernels {
 
@@ -836,6 +837,8 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   WorkUnit u;
   const int warpgroup = thread / 128;
   int32_t c_acquired = -1;  // TMA-store kernels, list form: the group whose output map this warpgroup acquired
+  UnitTimeline timeline;     // (a development probe: empty unless built with TORCH_GROUPED_TIMELINE)
+  timeline.stamp(TimelineEvent::Start);
   while (units.next(u)) {
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
@@ -863,6 +866,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     }
     warpgroup_wait<0>();
     if (kblocks > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
+    timeline.stamp(TimelineEvent::KLoop, Cfg::StreamK ? u.linear_tile : -1, kblocks);
 
     if constexpr (Cfg::StreamK) {
       if (u.slot >= 0) {  // a segment of a cut tile: published; the last to arrive (or a separate kernel) sums
@@ -874,11 +878,14 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
             continue;
           }
         }
-        if (!fixup.combine(acc, p.streamk, u.linear_tile, u.segment, u.slot, thread % 128)) continue;
+        const bool last = fixup.combine(acc, p.streamk, u.linear_tile, u.segment, u.slot, thread % 128);
+        timeline.stamp(last ? TimelineEvent::LastFixup : TimelineEvent::Fixup, u.linear_tile);
+        if (!last) continue;
       }
     }
     if constexpr (Cfg::Rank2K) {
       store_rank2k_tile<Cfg>(acc, coords, q, u.tile, p, smem.epilogue[warpgroup], warpgroup, thread);
+      timeline.stamp(TimelineEvent::Store, Cfg::StreamK ? u.linear_tile : -1);
       continue;
     }
     const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
@@ -917,6 +924,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       default: store_tile<__half, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
     }
   }
+  timeline.print(warpgroup, thread);
   // The engine must have read the last chunks before the CTA's shared memory goes away.
   if constexpr (Cfg::TmaStore) {
     if (thread % 128 == 0) cute::tma_store_wait<0>();
