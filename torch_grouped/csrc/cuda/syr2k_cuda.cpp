@@ -218,14 +218,14 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     p.b_map = b_map(only.b, /*k_major=*/true, kernel.b_box_n(), dtype);
     at::Tensor workspace;
     // every resident CTA (whole clusters), or one walker per tile if fewer
-    const int64_t slots = p.triangle.count(n, n);
-    int64_t grid = std::min<int64_t>(kernel.resident(device.index()) / kernel.cluster_m, slots) * kernel.cluster_m;
+    const int64_t walk_slots = p.triangle.count(n, n);
+    int64_t grid = std::min<int64_t>(kernel.resident(device.index()) / kernel.cluster_m, walk_slots) * kernel.cluster_m;
     // The 128 x 256 kernels' TMA stores, where a CTA has a next tile to run while the engine
-    // writes: more tiles (the walk's slots) than CTAs. Each CTA's last tile then waits for its stores before the CTA
-    // ends, where the threads' own stores are faster (H100, session 16: n = 8192, k = 1024 257
-    // against 271 µs; one tile per CTA, n = 2048, k = 1024, 44.8 against 40.4).
-    // TORCH_GROUPED_TMA_STORE=0: the threads' stores always (A/B runs), =1 as here.
-    if (kernel.optional_c_map && slots > grid) {
+    // writes: more tiles (the walk's slots) than CTAs. A CTA's last tile waits for its stores
+    // before the CTA ends, and there the threads' own stores are faster (H100, session 16:
+    // n = 8192, k = 1024 257 against 271 µs; one tile per CTA, n = 2048, k = 1024, 44.8
+    // against 40.4). TORCH_GROUPED_TMA_STORE=0: the threads' stores always (A/B runs).
+    if (kernel.optional_c_map && walk_slots > grid) {
       if (const std::optional<CUtensorMap> c_map = output_map(out[active[0]], /*by_default=*/true)) {
         p.c_map = *c_map;
         p.c_map_set = true;
