@@ -164,6 +164,9 @@ def test_tma_stores_give_the_threads_bits(decomposition, n, k, uplo, monkeypatch
     4096), writes what the threads' stores write (TORCH_GROUPED_TMA_STORE=0), bit for bit, every
     element: n = 4000 has tiles and mirrors that the output's edge clips; n = 1000 (20 tiles) stores
     by the threads either way."""
+    macro = -(-n // 256)  # the walk's 256 x 256 macro tiles per side, two 128 x 256 slots each
+    slots, sms = macro * (macro + 1), torch.cuda.get_device_properties(0).multi_processor_count
+    assert (slots > sms) == (n > 1000), "the shapes no longer straddle syr2k's TMA-store rule on this GPU"
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_TILE", "128x256")
     monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", decomposition)
     a, b, c = problem(torch.bfloat16, n + k, True, [(n, k)])
