@@ -231,16 +231,15 @@ int64_t rank2k_tile(int64_t n, int64_t k, int64_t sms, const std::string& device
   TORCH_CHECK_VALUE(n > 0 && k > 0 && sms > 0, "rank2k_tile: n, k and sms must be positive");
   const sched::StreamKModel* square = sched::rank2k_calibrated_model(device_name.c_str());
   TORCH_CHECK_VALUE(square != nullptr, "rank2k_tile: no Rank2K calibration for '", device_name, "'");
-  auto tiles = [](int32_t tile_n) {
-    return sched::SymmetricTiles{sched::Rank2KTiles{{128, tile_n}, sched::Uplo::Lower}, false};
+  auto auto_plan = [&](int32_t tile_n) {  // (the CUDA path resolves the same request through its plan cache)
+    const sched::SymmetricTiles tiles{sched::Rank2KTiles{{128, tile_n}, sched::Uplo::Lower}, false};
+    const sched::Rank2KPlanRequest r =
+        sched::rank2k_plan_request(*square, tiles, n, k, 64, sched::Decomposition::DataParallel, /*is_auto=*/true);
+    const sched::Rank2KPlanShape& s = r.shape;
+    return sched::resolve_streamk_plan(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, 64, sms,
+                                       /*may_separate=*/false);
   };
-  const sched::Rank2KPlanShape s = sched::rank2k_plan_shape(n, k, tiles(128), 64);
-  const sched::Rank2KPlanShape w = sched::rank2k_plan_shape(n, k, tiles(256), 64);
-  const sched::StreamKPlan narrow =
-      sched::choose_streamk_plan(*square, s.m, s.n, s.k, s.tile_m, s.tile_n, 64, sms, /*may_separate=*/false);
-  const sched::StreamKPlan wide =
-      sched::make_streamk_plan(w.m, w.n, w.k, w.tile_m, w.tile_n, 64, sched::Decomposition::DataParallel, 1, sms);
-  return sched::rank2k_wide_tile_pays(*square, narrow, wide) ? 256 : 128;
+  return sched::rank2k_wide_tile_pays(*square, auto_plan(128), auto_plan(256)) ? 256 : 128;
 }
 
 }  // namespace

@@ -87,15 +87,15 @@ int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& t
 // 2·ceil(k / 64) iterations (both passes), chosen by the same calibrated model (`auto`).
 // TORCH_GROUPED_SYR2K_DECOMPOSITION names another decomposition (tests, benchmark); data_parallel
 // is the plain triangle walk.
-// `walk_only`: `auto` weighs only the data-parallel walk.
-sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles& tiles, const sched::StreamKModel& model,
-                               int device, bool walk_only = false) {
+// `square`: the 128 x 128 tile's model (sched::rank2k_plan_request derives the 128 x 256 one).
+sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles& tiles, const sched::StreamKModel& square,
+                               int device) {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_DECOMPOSITION");
   bool is_auto = true;
-  sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
-  if (is_auto && walk_only) is_auto = false, d = sched::Decomposition::DataParallel;
-  const sched::Rank2KPlanShape s = sched::rank2k_plan_shape(n, k, tiles, kTileK);
-  return resolve_streamk_plan_cached(model, d, is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, kTileK,
+  const sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
+  const sched::Rank2KPlanRequest r = sched::rank2k_plan_request(square, tiles, n, k, kTileK, d, is_auto);
+  const sched::Rank2KPlanShape& s = r.shape;
+  return resolve_streamk_plan_cached(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, kTileK,
                                      multiprocessor_count(device), /*may_separate=*/false);
 }
 
@@ -112,9 +112,7 @@ OneProblemWork one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, int devi
   const sched::StreamKModel& square = cached_models(device).rank2k;
   auto work = [&](int tile_n) {
     const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, tile_n}, uplo}, false};
-    const bool wide = tile_n != kTile;
-    return OneProblemWork{tiles, rank2k_plan(n, k, tiles, wide ? sched::rank2k_wide_model(square) : square, device,
-                                             /*walk_only=*/wide)};
+    return OneProblemWork{tiles, rank2k_plan(n, k, tiles, square, device)};
   };
   if (forced > 0) return work(forced);
   const OneProblemWork narrow = work(kTile), wide = work(2 * kTile);

@@ -5,6 +5,7 @@
 #pragma once
 #include "rank2k_visitor.h"
 #include "streamk_model.h"
+#include "streamk_plan.h"
 
 namespace torch_grouped::sched {
 
@@ -33,6 +34,22 @@ struct Rank2KPlanShape {
 inline Rank2KPlanShape rank2k_plan_shape(int64_t n, int64_t k, const SymmetricTiles& tiles, int64_t tile_k) {
   const TileShape t = tiles.triangle.tile;
   return {t.m, tiles.count(n, n) * t.n, 2 * ceil_div(k, tile_k) * tile_k, t.m, t.n};
+}
+
+// What one problem in `tiles` asks of the Stream-K plan resolution (resolve_streamk_plan, or its
+// cache on the GPU): the square tile's model, or for 128 x 256 tiles rank2k_wide_model, whose
+// `auto` weighs only the data-parallel walk; decomposition `d` (or `auto`) as given otherwise.
+struct Rank2KPlanRequest {
+  StreamKModel model;
+  Decomposition decomposition;
+  bool is_auto;
+  Rank2KPlanShape shape;
+};
+inline Rank2KPlanRequest rank2k_plan_request(const StreamKModel& square, const SymmetricTiles& tiles, int64_t n,
+                                             int64_t k, int64_t tile_k, Decomposition d, bool is_auto) {
+  const bool wide = tiles.triangle.tile.n != tiles.triangle.tile.m;
+  if (wide && is_auto) is_auto = false, d = Decomposition::DataParallel;
+  return {wide ? rank2k_wide_model(square) : square, d, is_auto, rank2k_plan_shape(n, k, tiles, tile_k)};
 }
 
 // Whether the 128 x 256 tile's plan (`auto`: its data-parallel walk) is predicted faster than the
