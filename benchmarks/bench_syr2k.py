@@ -23,12 +23,16 @@ def _composite(a, b):
 def _with_env(settings, fn):
     """fn under the environment variables `settings` (the CUDA path reads them on every call)."""
     def run():
+        before = {name: os.environ.get(name) for name in settings}
         os.environ.update(settings)
         try:
             return fn()
-        finally:
-            for name in settings:
-                del os.environ[name]
+        finally:  # as it was, a variable the caller had set included
+            for name, value in before.items():
+                if value is None:
+                    del os.environ[name]
+                else:
+                    os.environ[name] = value
     return run
 
 
