@@ -36,6 +36,18 @@ def _with_env(settings, fn):
     return run
 
 
+def _with_tf32(fn):
+    """fn with torch's TF32 matmuls allowed: fp32 syr2k then runs one TF32 pass, not the split."""
+    def run():
+        before = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return fn()
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = before
+    return run
+
+
 def _cublas(a, b):
     """cuBLAS ?syr2k per group, checked once against the composite on the triangle it writes."""
     run = lambda: [cublas_syr2k.syr2k_lower(x, y, torch.empty(x.shape[0], x.shape[0], device=x.device, dtype=x.dtype))
@@ -50,19 +62,25 @@ def _peers(a, b, dtype, device, composite_name):
     peers = {composite_name: lambda: _composite(a, b)}
     if on_gpu(device) and dtype in (torch.float32, torch.float64) and cublas_syr2k.available():
         peers["cuBLAS syr2k" if len(a) == 1 else "loop of cuBLAS syr2k"] = _cublas(a, b)
-    if on_gpu(device) and dtype in (torch.bfloat16, torch.float16):
+    if on_gpu(device) and dtype == torch.float32:
+        # fp32 runs 3xTF32 by default (fp32-accurate: three TF32 products per product); where torch
+        # allows TF32 matmuls, one TF32 pass (TF32's accuracy, as cuBLAS then gives too)
+        peers["ours, one TF32 pass (allow_tf32)"] = _with_tf32(lambda: tg.syr2k(a, b))
+    if on_gpu(device) and dtype in (torch.bfloat16, torch.float16, torch.float32):
         # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no
         # mirror). That walk runs 128 x 128 tiles unless 128 x 256 is forced, while one problem's
-        # triangle may run either (its model picks): so one problem is measured in both tiles.
+        # triangle may run either (its model picks): so one problem is measured in both tiles
+        # (fp32 has 128 x 128 tiles only).
         gemm = {"TORCH_GROUPED_SYR2K_SCHEDULER": "gemm"}
+        tiles = ("128x128",) if dtype == torch.float32 else ("128x128", "128x256")
         if len(a) > 1:
             peers["same kernel, GEMM scheduler"] = _with_env(gemm, lambda: tg.syr2k(a, b))
         else:
-            for tile in ("128x128", "128x256"):
+            for tile in tiles:
                 peers[f"GEMM scheduler, {tile} tiles"] = _with_env({**gemm, "TORCH_GROUPED_SYR2K_TILE": tile},
                                                                    lambda: tg.syr2k(a, b))
             # the triangle in each tile, and the plain triangle walk without Stream-K work units
-            for tile in ("128x128", "128x256"):
+            for tile in tiles:
                 peers[f"triangle, {tile} tiles"] = _with_env({"TORCH_GROUPED_SYR2K_TILE": tile}, lambda: tg.syr2k(a, b))
             peers["triangle walk, data_parallel"] = _with_env({"TORCH_GROUPED_SYR2K_DECOMPOSITION": "data_parallel"},
                                                               lambda: tg.syr2k(a, b))

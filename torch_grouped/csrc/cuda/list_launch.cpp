@@ -38,6 +38,7 @@ bool kernel_dtype(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHal
 bool kernel_device(const at::Tensor& t) { return compute_capability_major(t.get_device()) == 9; }
 
 kernels::InputKind input_kind(at::ScalarType t) {
+  if (t == at::kFloat) return kernels::InputKind::TF32;
   return t == at::kBFloat16 ? kernels::InputKind::BFloat16 : kernels::InputKind::Half;
 }
 

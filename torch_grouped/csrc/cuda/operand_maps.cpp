@@ -6,13 +6,13 @@
 namespace torch_grouped {
 
 CUtensorMap a_map(const TmaOperand& a, int tile_m, at::ScalarType dtype) {
-  return encode_tma_map(a, dtype, kTileK, tile_m);
+  return encode_tma_map(a, dtype, tile_k(dtype), tile_m);
 }
 
 CUtensorMap mn_major_map(const TmaOperand& t, at::ScalarType dtype) { return encode_tma_map(t, dtype, 64, kTileK); }
 
 CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType dtype) {
-  return k_major ? encode_tma_map(b, dtype, kTileK, tile_n) : mn_major_map(b, dtype);
+  return k_major ? encode_tma_map(b, dtype, tile_k(dtype), tile_n) : mn_major_map(b, dtype);
 }
 
 bool tma_store_enabled(bool by_default) {

@@ -10,15 +10,17 @@ namespace torch_grouped {
 
 // The kernels' K step: one 128-byte swizzled line of 64 half-precision elements.
 constexpr int kTileK = 64;
+// The K step for inputs of `dtype`: one 128-byte line (32 for fp32 read through TF32).
+inline int tile_k(at::ScalarType dtype) { return 128 / static_cast<int>(at::elementSize(dtype)); }
 
-// A ([batch, rows, K]) in boxes of 64 x tile_m.
+// A ([batch, rows, K]) in boxes of tile_k(dtype) x tile_m.
 CUtensorMap a_map(const TmaOperand& a, int tile_m, at::ScalarType dtype);
 
 // An operand with unit stride along M or N ([batch, K, M or N]) in boxes of 64 columns x 64 rows
 // of K: B N-major, and A M-major (the K-grouped form's xᵀ).
 CUtensorMap mn_major_map(const TmaOperand& t, at::ScalarType dtype);
 
-// B K-major (the [batch, N, K] operand in boxes of 64 x tile_n) or N-major (mn_major_map).
+// B K-major (the [batch, N, K] operand in boxes of tile_k(dtype) x tile_n) or N-major (mn_major_map).
 CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType dtype);
 
 // Whether the epilogue stores through TMA where the output allows (a kernel variant of its own):

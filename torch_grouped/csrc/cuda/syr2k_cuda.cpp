@@ -1,7 +1,8 @@
-// CUDA path of syr2k: bf16/fp16 groups on Hopper run in the persistent Rank2K kernel, which walks
-// only the `uplo` triangle's tiles (sched::Rank2KTiles) and writes every tile with its mirror.
-// fp32/fp64 groups take cuBLAS ?syr2k (orders >= 1024) or two matmuls, each with a mirror kernel
-// (cuda/syr2k_blas.h); everything else the portable composite.
+// CUDA path of syr2k: bf16/fp16/fp32 groups on Hopper run in the persistent Rank2K kernel, which
+// walks only the `uplo` triangle's tiles (sched::Rank2KTiles) and writes every tile with its mirror;
+// fp32 through TF32 WGMMA, fp32-accurate by default (3xTF32, cuda/tf32_operands.h). fp64 groups
+// (and fp32 off Hopper) take cuBLAS ?syr2k (orders >= 1024) or two matmuls, each with a mirror
+// kernel (cuda/syr2k_blas.h); everything else the portable composite.
 #include <ATen/ATen.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -24,6 +25,7 @@
 #include "streamk_cuda.h"
 #include "syr2k_blas.h"
 #include "syr2k_cuda.h"
+#include "tf32_operands.h"
 
 namespace torch_grouped {
 namespace {
@@ -68,7 +70,8 @@ int forced_rank2k_tile_n() {
 // this device's resident CTAs and clusters).
 int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& tiles, kernels::InputKind input,
                    int device) {
-  if (tiles.triangle.tile.n != tiles.triangle.tile.m) return 1;  // (128 x 256: no clustered kernel)
+  // (128 x 256 tiles and TF32 inputs: no clustered kernel)
+  if (tiles.triangle.tile.n != tiles.triangle.tile.m || input == kernels::InputKind::TF32) return 1;
   const int forced = forced_rank2k_cluster();
   if (forced > 0) return forced;
   const int64_t ctas = kernels::rank2k_kernel(input, false, 1).resident(device);
@@ -88,31 +91,34 @@ int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& t
 // TORCH_GROUPED_SYR2K_DECOMPOSITION names another decomposition (tests, benchmark); data_parallel
 // is the plain triangle walk.
 // `square`: the 128 x 128 tile's model (sched::rank2k_plan_request derives the 128 x 256 one).
-sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, const sched::SymmetricTiles& tiles, const sched::StreamKModel& square,
-                               int device) {
+// `tile_k`: the kernel's K step (64, or 32 for TF32; a TF32 step costs about what a 16-bit one does:
+// half the MACs at half the rate).
+sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, int tile_k, const sched::SymmetricTiles& tiles,
+                               const sched::StreamKModel& square, int device) {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_DECOMPOSITION");
   bool is_auto = true;
   const sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
-  const sched::Rank2KPlanRequest r = sched::rank2k_plan_request(square, tiles, n, k, kTileK, d, is_auto);
+  const sched::Rank2KPlanRequest r = sched::rank2k_plan_request(square, tiles, n, k, tile_k, d, is_auto);
   const sched::Rank2KPlanShape& s = r.shape;
-  return resolve_streamk_plan_cached(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, kTileK,
+  return resolve_streamk_plan_cached(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, tile_k,
                                      multiprocessor_count(device), /*may_separate=*/false);
 }
 
 // One problem's tiles and plan: 128 x 128 or 128 x 256 tiles, as sched::rank2k_wide_tile_pays
 // weighs them (the wide tile in its data-parallel walk only, unless a decomposition is forced), or
 // the tile TORCH_GROUPED_SYR2K_TILE forces. Clusters forced on (TORCH_GROUPED_SYR2K_CLUSTER=1) mean
-// the square tile: only it runs in clusters.
+// the square tile: only it runs in clusters. TF32 inputs: 128 x 128 tiles only.
 struct OneProblemWork {
   sched::SymmetricTiles tiles;
   sched::StreamKPlan plan;
 };
-OneProblemWork one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, int device) {
-  const int forced = forced_rank2k_cluster() == 2 ? kTile : forced_rank2k_tile_n();
+OneProblemWork one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, at::ScalarType dtype, int device) {
+  const bool tf32 = dtype == at::kFloat;
+  const int forced = tf32 ? kTile : (forced_rank2k_cluster() == 2 ? kTile : forced_rank2k_tile_n());
   const sched::StreamKModel& square = cached_models(device).rank2k;
   auto work = [&](int tile_n) {
     const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, tile_n}, uplo}, false};
-    return OneProblemWork{tiles, rank2k_plan(n, k, tiles, square, device)};
+    return OneProblemWork{tiles, rank2k_plan(n, k, tile_k(dtype), tiles, square, device)};
   };
   if (forced > 0) return work(forced);
   const OneProblemWork narrow = work(kTile), wide = work(2 * kTile);
@@ -128,7 +134,8 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   c10::cuda::CUDAGuard guard(a[0].device());
   ensure_context(a[0].get_device());
   const at::ScalarType dtype = a[0].scalar_type();
-  const bool kernel = kernel_dtype(dtype) && kernel_device(a[0]);
+  const bool tf32 = dtype == at::kFloat;  // the TF32 kernel, on operands as Tf32Operands stage them
+  const bool kernel = (kernel_dtype(dtype) || tf32) && kernel_device(a[0]);
   const bool blas = !kernel && (dtype == at::kFloat || dtype == at::kDouble);
   if (!kernel && !blas) return syr2k_composite(a, b, c, uplo_name, alpha, beta);
   const at::Device device = a[0].device();
@@ -142,7 +149,11 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     out.resize(a.size());
   }
   std::vector<size_t> active;  // groups for the kernel
-  StagedOperands operands;     // active group j's A is operand 2j, its B 2j + 1
+  // active group j's A is operand 2j, its B 2j + 1: staged where TMA cannot address them (bf16,
+  // fp16), or as TF32 (fp32: split into hi/lo parts unless torch allows TF32 matmuls)
+  StagedOperands operands;
+  Tf32Operands tf32_operands(tf32 ? syr2k_tf32_mode() : Tf32Mode::AsIs);
+  auto operand = [&](int i) -> const std::optional<TmaOperand>& { return tf32 ? tf32_operands[i] : operands[i]; };
   for (size_t i = 0; i < a.size(); ++i) {
     const int64_t n = a[i].size(0), k = a[i].size(1);
     if (blas && n > 0 && k > 0) {
@@ -160,16 +171,23 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
       continue;
     }
     active.push_back(i);
-    operands.add(a[i]);
-    operands.add(b[i]);
+    if (tf32) {
+      tf32_operands.add(a[i], /*a_role=*/true);
+      tf32_operands.add(b[i], /*a_role=*/false);
+    } else {
+      operands.add(a[i]);
+      operands.add(b[i]);
+    }
   }
-  operands.copy(device, c10::cuda::getCurrentCUDAStream(device.index()).stream(), keep);
+  const cudaStream_t copy_stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+  operands.copy(device, copy_stream, keep);
+  tf32_operands.copy(device, copy_stream, keep);
   std::vector<ListProblem> problems;
   for (size_t j = 0; j < active.size(); ++j) {
     const size_t i = active[j];
-    const int64_t n = a[i].size(0), k = a[i].size(1);
-    const auto& a_op = operands[static_cast<int>(2 * j)];
-    const auto& b_op = operands[static_cast<int>(2 * j + 1)];
+    const int64_t n = a[i].size(0), k = tf32_operands.kernel_k(a[i].size(1));  // (the split's 3k)
+    const auto& a_op = operand(static_cast<int>(2 * j));
+    const auto& b_op = operand(static_cast<int>(2 * j + 1));
     if (!a_op || !b_op) return syr2k_composite(a, b, c, uplo_name, alpha, beta);  // beyond TMA's extents (2^31 rows)
     const at::Tensor ci = with_c ? c[i].contiguous() : at::Tensor();
     if (with_c) keep.push_back(ci);
@@ -180,7 +198,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   if (problems.empty()) return out;
   // The kernel's tiles (128 x 128 unless 128 x 256 is forced), and the walk's: with clusters, pair
   // tiles of two CTAs' rows.
-  const int list_tile_n = forced_rank2k_tile_n() == 2 * kTile ? 2 * kTile : kTile;
+  const int list_tile_n = !tf32 && forced_rank2k_tile_n() == 2 * kTile ? 2 * kTile : kTile;
   const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, list_tile_n}, uplo}, gemm_scheduler()};
   c10::SmallVector<int64_t, 8> orders;  // (no heap allocation for a few groups)
   for (const ListProblem& problem : problems) orders.push_back(problem.group.n);
@@ -203,7 +221,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     p.m = p.n = n, p.k = only.group.k;
     p.c = only.group.c, p.ldc = only.group.ldc, p.c_batch_stride = n * n;
     p.c_in = only.group.c_in, p.ldc_in = only.group.ldc_in;
-    const OneProblemWork work = one_problem_work(n, p.k, uplo, device.index());
+    const OneProblemWork work = one_problem_work(n, p.k, uplo, dtype, device.index());
     p.streamk = work.plan;
     const bool streamk = p.streamk.decomposition != sched::Decomposition::DataParallel;
     const int tile_n = work.tiles.triangle.tile.n;

@@ -48,6 +48,8 @@ TG_DECLARE(rank2k_bf16_128x256)
 TG_DECLARE(rank2k_f16_128x256)
 TG_DECLARE(rank2k_streamk_bf16_128x256)
 TG_DECLARE(rank2k_streamk_f16_128x256)
+TG_DECLARE(rank2k_tf32_128x128)
+TG_DECLARE(rank2k_streamk_tf32_128x128)
 TG_DECLARE(streamk_bf16_128x128_bkmajor)
 TG_DECLARE(streamk_bf16_128x128_bnmajor)
 TG_DECLARE(streamk_f16_128x128_bkmajor)
@@ -120,6 +122,11 @@ GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int 
 }
 
 GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, int tile_n) {
+  if (input == InputKind::TF32) {
+    TORCH_INTERNAL_ASSERT(tile_n == 128 && cluster_m == 1, "Rank2K TF32: 128x128 tiles without clusters only");
+    return streamk ? GroupedGemmKernel{rank2k_streamk_tf32_128x128, 128, 128, 1, rank2k_streamk_tf32_128x128_resident, false}
+                   : GroupedGemmKernel{rank2k_tf32_128x128, 128, 128, 1, rank2k_tf32_128x128_resident, false};
+  }
   const bool bf16 = input == InputKind::BFloat16;
   if (tile_n == 256) {
     // Both maps serve both roles: 128-row boxes, the 256-row role in two.

@@ -55,7 +55,8 @@ template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMod
           bool TmaStore_ = false, bool AKMajor_ = true, bool RowCopies_ = false>
 struct GroupedGemmConfig {
   using Element = T;
-  static constexpr int BM = BM_, BN = BN_, BK = 64;
+  // BK: one 128-byte swizzled line of K per row (64 half-precision or 32 TF32 elements).
+  static constexpr int BM = BM_, BN = BN_, BK = 128 / int(sizeof(T));
   // ClusterM = 2: CTAs run in 2 x 1 clusters whose two CTAs take vertically adjacent tiles of one
   // group (the scheduler deals 2·BM x BN pair tiles, one per cluster), so they need the same B
   // tile: each loads half of it and multicasts it to both, which halves B's L2 reads (the big
@@ -108,10 +109,17 @@ struct GroupedGemmConfig {
                 "row copies: the Stream-K kernel's 128 x 128 tiles, no clusters, stores by the threads");
   static constexpr int ProducerRegs = RowCopies ? 104 : 40;
   static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? 216 : 232);
-  // 128-byte swizzle: a K-major row of BK = 64 half-precision elements is exactly one 128 B line,
-  // which is what TMA's SWIZZLE_128B writes and WGMMA's SW128 layouts read.
+  // 128-byte swizzle: a K-major row of BK elements is exactly one 128 B line, which is what TMA's
+  // SWIZZLE_128B writes and WGMMA's SW128 layouts read. TF32 WGMMA reads both operands K-major only.
   static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
+  static_assert(sizeof(T) == 2 || (AKMajor && BKMajor && !RowCopies_ && !TmaStore_ && ClusterM_ == 1),
+                "TF32 (4-byte elements): K-major operands, no row copies, TMA stores or clusters");
   static constexpr int StageBytes = (BM + BN) * BK * int(sizeof(T));
+  // TF32: WGMMA's fp32 accumulation rounds toward zero, so its error grows with the length of one
+  // accumulation chain (3xTF32 syr2k, 300 x 300 x 712 in one chain: 1.2e-5 relative, against
+  // 4e-7 for fp32 cuBLAS; H100, session 17). Every PromoteBlocks K blocks the chain's sum goes
+  // into fp32 registers with round-to-nearest adds and the chain restarts from zero (0: one chain).
+  static constexpr int PromoteBlocks = sizeof(T) == 4 ? 4 : 0;
   // The epilogue stages 64 rows x one 128-byte line of output per consumer warpgroup in shared
   // memory (store_tile), sized for the widest output type (fp32: 32 columns + 8 of padding).
   // With TMA stores (store_tile_tma; a variant of its own, so that the other kernels' register
@@ -448,6 +456,13 @@ __device__ __forceinline__ void produce_row_copies(const GroupedGemmArgs& p, typ
 
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(float x) { return x; }
+
+// The output type of the Rank2K kernels (syr2k's output has its inputs' dtype): bf16, fp16, or
+// fp32 for TF32 inputs (fp32 tensors read through TF32 WGMMA).
+template <class Element>
+using Rank2KOut = cute::conditional_t<std::is_same_v<Element, cutlass::bfloat16_t>, __nv_bfloat16,
+                                      cute::conditional_t<std::is_same_v<Element, cutlass::half_t>, __half, float>>;
 
 // Two adjacent accumulators as two output elements, in one 32-bit (fp32: 64-bit) store.
 template <class Out>
@@ -545,8 +560,13 @@ template <class Out, class Cfg, bool Transposed = false, class Acc, class Coords
 __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
                                            int64_t row0, int64_t col0, float* stage_raw, int warpgroup, int thread,
                                            Keep keep = Keep::All) {
-  constexpr int W = 128 / int(sizeof(Out)), P = W + 8, V = 16 / int(sizeof(Out));
-  static_assert(!Transposed || W == 64, "a transposed chunk is square only for 2-byte outputs");
+  constexpr int W = 128 / int(sizeof(Out)), V = 16 / int(sizeof(Out));
+  // The staged chunk: 64 rows x W columns, or Transposed W rows (tile columns) x 64 columns (the
+  // warpgroup's tile rows), each row padded. fp32 mirrors (32 x 64) pad by 4: a warp's transposed
+  // writes (columns 2·(lane % 4) + {0, 1}, rows lane / 4) then fall in 32 distinct banks.
+  constexpr int SR = Transposed ? W : 64, SC = Transposed ? 64 : W;
+  constexpr int P = SC + (Transposed && sizeof(Out) == 4 ? 4 : 8);
+  static_assert(SR * P * int(sizeof(Out)) <= Cfg::EpilogueWarpgroupBytes, "the staged chunk fits the buffer");
   Out* stage = reinterpret_cast<Out*>(stage_raw);
   Out* c = reinterpret_cast<Out*>(q.c);
   const bool vector = (reinterpret_cast<uintptr_t>(c) % 16) == 0 && q.ldc % V == 0;
@@ -622,13 +642,13 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
       // edge or `keep` cuts) element by element. (Element stores throughout, and later a gather of
       // each piece from unshifted rows, issued twice the kernel's instructions: 4096 x 4095 x
       // 1024 took 86 µs against 53 at N = 4096, 704 x 830 x 144 13.7 against 7.1; H100, session 11.)
-      constexpr int Pieces = W / V + 1;
+      constexpr int Pieces = SC / V + 1;
       auto store_piece = [&](int v) __attribute__((always_inline)) {
         const int rr = v / Pieces, piece = v % Pieces, sh = shift(rr);
         const int e0 = piece * V - sh;  // the chunk column of the piece's first element
         const int64_t row = base_row + rr;
         // the chunk columns staged for this store: into the next chunk's where a piece reaches it
-        const int hi = Carry && chunk < Last && sh > 0 ? W + V - sh : W;
+        const int hi = Carry && chunk < Last && sh > 0 ? W + V - sh : SC;
         if (row >= rows || e0 >= hi) return;  // (e0 >= hi: the last piece of a row with no shift)
         if (Carry && chunk > 0 && sh > 0 && piece == 0) return;  // left with the previous chunk
         Out* dst = c + row * q.ldc + base_col + e0;  // 16-byte aligned
@@ -643,14 +663,14 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
       };
       if constexpr (Cfg::RolledEpilogueStores) {
 #pragma unroll 1
-        for (int v = lane_in_wg; v < 64 * Pieces; v += 128) store_piece(v);
+        for (int v = lane_in_wg; v < SR * Pieces; v += 128) store_piece(v);
       } else {  // (as the compiler unrolls it)
-        for (int v = lane_in_wg; v < 64 * Pieces; v += 128) store_piece(v);
+        for (int v = lane_in_wg; v < SR * Pieces; v += 128) store_piece(v);
       }
       return;
     }
     auto store_piece = [&](int v) __attribute__((always_inline)) {
-      const int r = v / (W / V), cv = (v % (W / V)) * V;
+      const int r = v / (SC / V), cv = (v % (SC / V)) * V;
       const int64_t tile_row = Cfg::first_row(warpgroup) + r, tile_col = chunk * W + cv;  // of the staged layout
       const int64_t row = Transposed ? col0 + chunk * W + r : row0 + tile_row;
       const int64_t col = Transposed ? row0 + Cfg::first_row(warpgroup) + cv : col0 + tile_col;
@@ -667,10 +687,10 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     };
     if constexpr (Cfg::RolledEpilogueStores) {
 #pragma unroll 1
-      for (int v = lane_in_wg; v < 64 * W / V; v += 128) store_piece(v);
+      for (int v = lane_in_wg; v < SR * SC / V; v += 128) store_piece(v);
     } else {
       CUTE_UNROLL
-      for (int v = lane_in_wg; v < 64 * W / V; v += 128) store_piece(v);
+      for (int v = lane_in_wg; v < SR * SC / V; v += 128) store_piece(v);
     }
   });
   cutlass::arch::NamedBarrier::sync(128, barrier);  // the buffer is free for the next tile
@@ -773,7 +793,7 @@ template <class Cfg, class Acc, class Coords>
 __device__ __forceinline__ void store_rank2k_tile(Acc& acc, const Coords& coords, const GroupProblem& q,
                                                   const sched::TileCoord& tile, const GroupedGemmArgs& p, float* stage,
                                                   int warpgroup, int thread) {
-  using Out = cute::conditional_t<std::is_same_v<typename Cfg::Element, cutlass::bfloat16_t>, __nv_bfloat16, __half>;
+  using Out = Rank2KOut<typename Cfg::Element>;
   const bool mirror = !p.triangle.all_tiles, lower = p.triangle.triangle.uplo == sched::Uplo::Lower;
   // A cluster's half tile on the other side of the diagonal: its peer's loads needed it, the output does not.
   if (mirror && !sched::tile_meets_triangle(sched::TileShape{Cfg::BM, Cfg::BN}, p.triangle.triangle.uplo, tile.tile_m,
@@ -832,6 +852,13 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   Tensor acc = partition_fragment_C(mma, Shape<Int<Cfg::BM>, Int<Cfg::BN>>{});
   Tensor coords = thr.partition_C(make_identity_tensor(Shape<Int<Cfg::BM>, Int<Cfg::BN>>{}));
 
+  // (TF32: the promoted sum of the accumulation chains, Cfg::PromoteBlocks; unused otherwise)
+  Tensor total = make_fragment_like(acc);
+  auto promote = [&](bool first) __attribute__((always_inline)) {
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc); ++i) total(i) = first ? acc(i) : total(i) + acc(i);
+  };
+
   WorkUnits<Cfg> units(p);
   typename Cfg::Pipeline::PipelineState state;
   WorkUnit u;
@@ -863,9 +890,24 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       if (kb > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
       previous = state;
       ++state;
+      if constexpr (Cfg::PromoteBlocks > 0) {
+        if ((kb + 1) % Cfg::PromoteBlocks == 0 && kb + 1 < kblocks) {  // the chain ends here
+          warpgroup_wait<0>();
+          warpgroup_fence_operand(acc);
+          promote(kb + 1 == Cfg::PromoteBlocks);
+          mma.accumulate_ = GMMA::ScaleOut::Zero;
+        }
+      }
     }
     warpgroup_wait<0>();
     if (kblocks > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
+    if constexpr (Cfg::PromoteBlocks > 0) {
+      if (kblocks > Cfg::PromoteBlocks) {  // the last chain onto the promoted sum: acc holds the total
+        warpgroup_fence_operand(acc);
+        CUTE_UNROLL
+        for (int i = 0; i < size(acc); ++i) acc(i) = total(i) + acc(i);
+      }
+    }
     timeline.stamp(TimelineEvent::KLoop, Cfg::StreamK ? u.linear_tile : -1, kblocks);
 
     if constexpr (Cfg::StreamK) {
