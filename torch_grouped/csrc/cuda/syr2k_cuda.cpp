@@ -172,8 +172,8 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     }
     active.push_back(i);
     if (tf32) {
-      tf32_operands.add(a[i], /*a_role=*/true);
-      tf32_operands.add(b[i], /*a_role=*/false);
+      tf32_operands.add(a[i]);
+      tf32_operands.add(b[i]);
     } else {
       operands.add(a[i]);
       operands.add(b[i]);
@@ -210,6 +210,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   p.triangle = walk;
   p.alpha = static_cast<float>(alpha);
   p.beta = static_cast<float>(beta);
+  p.tf32_split = tf32 && tf32_operands.split();
   ListLaunch how{walk_kernel, a[0].scalar_type(), /*b_k_major=*/true, /*host_lists=*/true};
   if (problems.size() == 1 && !tiles.all_tiles) {
     // One problem: the Batched form, its maps encoded here. No problem table to upload and no

@@ -1,6 +1,6 @@
 // The copies of cuda/tf32_operands.h: each thread reads 4 consecutive source elements of a row
-// (one 16-byte load where the row allows) and writes them into every part of the destination row
-// (16-byte stores where k is a multiple of 4), its loads in flight before its stores; blocks are
+// (one 16-byte load where the row allows) and writes their hi and lo parts (16-byte stores: both
+// parts start on 16-byte boundaries), its loads in flight before its stores; blocks are
 // dealt to the jobs by their element counts (the scheme of pitched_copy.cu). (A first version read
 // each source element once per part: 327 µs for both operands of n = 4096, k = 4096; H100.)
 #include <ATen/Context.h>
@@ -15,7 +15,7 @@ namespace torch_grouped {
 namespace {
 
 constexpr int kThreads = 256, kQuadsPerThread = 2, kQuadsPerBlock = kThreads * kQuadsPerThread;
-constexpr int kJobsPerLaunch = 40;  // 40 jobs of 80 bytes: within the 4 KB of kernel parameters
+constexpr int kJobsPerLaunch = 40;  // 40 jobs of 72 bytes: within the 4 KB of kernel parameters
 
 struct Tf32JobBatch {
   Tf32Job job[kJobsPerLaunch];
@@ -49,7 +49,6 @@ __global__ void __launch_bounds__(kThreads) tf32_operand_kernel(const __grid_con
   // 16-byte loads: unit column stride, k and the row stride multiples of 4, an aligned base
   const bool vector_in = job.src_col_stride == 1 && job.k % 4 == 0 && job.src_row_stride % 4 == 0 &&
                          reinterpret_cast<uintptr_t>(job.src) % 16 == 0;
-  const bool vector_out = job.k % 4 == 0;  // every part starts on a 16-byte boundary
   float4 x[kQuadsPerThread];
   int64_t row[kQuadsPerThread], col[kQuadsPerThread];
 #pragma unroll
@@ -72,30 +71,27 @@ __global__ void __launch_bounds__(kThreads) tf32_operand_kernel(const __grid_con
   for (int u = 0; u < kQuadsPerThread; ++u) {
     if (row[u] < 0) break;
     const float v[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
+    float* dst = job.dst + row[u] * job.pitch;
+    // (a quad's elements past k were loaded as zeros: its 16 bytes fit below lo_at and the pitch)
+    if (job.lo_at == 0) {
+      *reinterpret_cast<float4*>(dst + col[u]) = x[u];
+      continue;
+    }
     float hi[4], lo[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      hi[e] = job.exact ? v[e] : to_tf32(v[e]);
+      hi[e] = to_tf32(v[e]);
       lo[e] = to_tf32(v[e] - hi[e]);
     }
-    float* dst = job.dst + row[u] * job.pitch;
-    for (int part = 0; part < job.parts; ++part) {
-      const bool use_lo = (job.lo_parts >> part) & 1u;
-      float w[4];  // (selected per element: a pointer to hi or lo would put both in local memory)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) w[e] = use_lo ? lo[e] : hi[e];
-      float* out = dst + part * job.k + col[u];
-      if (vector_out) {
-        *reinterpret_cast<float4*>(out) = make_float4(w[0], w[1], w[2], w[3]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (col[u] + e < job.k) out[e] = w[e];
-      }
+    *reinterpret_cast<float4*>(dst + col[u]) = make_float4(hi[0], hi[1], hi[2], hi[3]);
+    *reinterpret_cast<float4*>(dst + job.lo_at + col[u]) = make_float4(lo[0], lo[1], lo[2], lo[3]);
+    // zeros between hi's last quad and lo_at, and after lo's up to the pitch (under 32 elements),
+    // by the row's first quad
+    if (col[u] == 0) {
+      const int64_t quads_end = (job.k + 3) / 4 * 4;
+      for (int64_t c = quads_end; c < job.lo_at; ++c) dst[c] = 0.0f;
+      for (int64_t c = job.lo_at + quads_end; c < job.pitch; ++c) dst[c] = 0.0f;
     }
-    // zeros between the last part's end and the pitch (at most 3 elements), by the row's first quad
-    if (col[u] == 0)
-      for (int64_t c = job.parts * job.k; c < job.pitch; ++c) dst[c] = 0.0f;
   }
 }
 
@@ -119,21 +115,19 @@ void launch_tf32_jobs(const std::vector<Tf32Job>& jobs, cudaStream_t stream) {
 
 Tf32Mode syr2k_tf32_mode() { return at::globalContext().allowTF32CuBLAS() ? Tf32Mode::AsIs : Tf32Mode::Split; }
 
-int Tf32Operands::add(const at::Tensor& t, bool a_role) {
+int Tf32Operands::add(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT(t.dim() == 2 && t.scalar_type() == at::kFloat);
   const int64_t rows = t.size(0), k = t.size(1);
   const int64_t sizes[3] = {1, rows, k}, strides[3] = {t.numel(), t.stride(0), t.stride(1)};
-  const bool split = mode_ == Tf32Mode::Split;
-  operands_.push_back(split ? std::nullopt : tma_operand(t.data_ptr(), at::kFloat, sizes, strides));
-  const int32_t parts = split ? 3 : 1;
-  const int64_t pitch = (parts * k + 3) / 4 * 4;
+  operands_.push_back(split() ? std::nullopt : tma_operand(t.data_ptr(), at::kFloat, sizes, strides));
+  const int64_t lo = split() ? lo_at(k) : 0, width = lo + k, pitch = (width + 3) / 4 * 4;
   constexpr int64_t k31 = int64_t{1} << 31;
-  const bool fits = rows > 0 && k > 0 && rows < k31 && parts * k < k31 && rows * pitch * 4 < (int64_t{1} << 40);
+  const bool fits = rows > 0 && k > 0 && rows < k31 && kernel_k(k) < k31 && rows * pitch * 4 < (int64_t{1} << 40);
   if (!operands_.back() && fits) {
     bytes_ = (bytes_ + 127) / 128 * 128;
     // dst holds the byte offset until copy() has the buffer
     jobs_.push_back(Tf32Job{t.const_data_ptr<float>(), reinterpret_cast<float*>(bytes_), rows, k, t.stride(0),
-                            t.stride(1), pitch, parts, a_role ? 0b100u : 0b010u, !split});
+                            t.stride(1), pitch, lo});
     job_operand_.push_back(static_cast<int>(operands_.size()) - 1);
     bytes_ += rows * pitch * 4;
   }
@@ -147,7 +141,7 @@ void Tf32Operands::copy(const at::Device& device, cudaStream_t stream, std::vect
   for (size_t j = 0; j < jobs_.size(); ++j) {
     Tf32Job& job = jobs_[j];
     job.dst = reinterpret_cast<float*>(base + reinterpret_cast<uintptr_t>(job.dst));
-    const int64_t sizes[3] = {1, job.rows, job.parts * job.k};
+    const int64_t sizes[3] = {1, job.rows, job.lo_at + job.k};
     const int64_t strides[3] = {job.rows * job.pitch, job.pitch, 1};
     operands_[job_operand_[j]] = tma_operand(job.dst, at::kFloat, sizes, strides);
   }

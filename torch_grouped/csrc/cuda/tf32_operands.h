@@ -3,8 +3,10 @@
 //   Split (torch's matmuls in full fp32: torch.backends.cuda.matmul.allow_tf32 off) — 3xTF32:
 //     x = hi + lo with hi = tf32(x), lo = tf32(x - hi), and a·bᵀ ≈ a_hi·b_hiᵀ + a_hi·b_loᵀ +
 //     a_lo·b_hiᵀ (the lo·lo term is below fp32's rounding). One K loop of three times the length
-//     computes it: a as [a_hi | a_hi | a_lo] and b as [b_hi | b_lo | b_hi] along K, so that
-//     a'·b'ᵀ is the sum above and b'·a'ᵀ its transpose (the Rank2K kernel's second pass).
+//     computes it: each operand row staged as [hi | lo] (lo from the K block after hi's last),
+//     the kernel's producer reading a's parts as hi, hi, lo and b's as hi, lo, hi
+//     (kernels::split_k_coords, args.tf32_split), so that the first pass sums the products
+//     above and the second their transpose.
 //   AsIs (allow_tf32 on): the operand itself, copied only where TMA cannot address it.
 // Every copy of one call shares one allocation and one launch, as StagedOperands does for the
 // half-precision kernels.
@@ -19,17 +21,14 @@
 
 namespace torch_grouped {
 
-// One [rows, k] fp32 operand rewritten as [rows, parts·k] in rows of `pitch` elements (a multiple
-// of 4: 16-byte aligned rows), zeros past parts·k. Part s of a row is column c - s·k of the
-// source row, its hi half when bit s of lo_parts is clear, its lo half when set; with parts = 1
-// and exact the source's bits unchanged.
+// One [rows, k] fp32 operand rewritten in rows of `pitch` elements (a multiple of 4: 16-byte
+// aligned rows): split (lo_at > 0), each row's hi parts at columns [0, k), zeros up to lo_at (a
+// multiple of the kernel's K block), its lo parts at [lo_at, lo_at + k); else the source's bits
+// unchanged at [0, k). Zeros up to the pitch.
 struct Tf32Job {
   const float* src;
   float* dst;
-  int64_t rows, k, src_row_stride, src_col_stride, pitch;
-  int32_t parts;
-  uint32_t lo_parts;
-  bool exact;
+  int64_t rows, k, src_row_stride, src_col_stride, pitch, lo_at;
   int64_t first_block = 0;  // filled by the launch
 };
 
@@ -42,11 +41,14 @@ Tf32Mode syr2k_tf32_mode();
 class Tf32Operands {
  public:
   explicit Tf32Operands(Tf32Mode mode) : mode_(mode) {}
-  // Adds a ([rows, k], fp32) in its role: `a_role` gives [hi | hi | lo] when split, else
-  // [hi | lo | hi]. Returns the operand's index.
-  int add(const at::Tensor& t, bool a_role);
-  // The length of K the kernel runs for an operand of k columns.
-  int64_t kernel_k(int64_t k) const { return mode_ == Tf32Mode::Split ? 3 * k : k; }
+  // Adds t ([rows, k], fp32). Returns the operand's index.
+  int add(const at::Tensor& t);
+  bool split() const { return mode_ == Tf32Mode::Split; }
+  // The length of K the kernel runs for an operand of k columns: 3 parts of hi's padded length
+  // when split.
+  int64_t kernel_k(int64_t k) const { return split() ? 3 * lo_at(k) : k; }
+  // Where a split row's lo parts start: hi's length rounded up to whole K blocks of 32.
+  static int64_t lo_at(int64_t k) { return (k + 31) / 32 * 32; }
   // Makes the copies on `stream`; the buffer goes to `keep` (alive until the kernel is queued).
   void copy(const at::Device& device, cudaStream_t stream, std::vector<at::Tensor>& keep);
   // Operand i as TMA addresses it (after copy()); nothing beyond TMA's extents.

@@ -102,7 +102,20 @@ struct GroupedGemmArgs {
   // Rank2K kernels with TMA stores (GroupedGemmConfig::TmaStore): c_map holds the one problem's
   // output; false: every tile goes through the threads' stores.
   bool c_map_set;
+  // TF32 Rank2K kernels, 3xTF32 (cuda/tf32_operands.h): each operand row is [hi | lo], lo starting
+  // at the K block after hi's last, and each pass runs three parts of the problem's K: A-role
+  // hi·hi, hi·lo, lo·hi. A problem's k is then 3 × hi's padded length (kernels::split_k_coords).
+  bool tf32_split;
 };
+
+// 3xTF32: the K coordinates of pass-local K block `b` (of 3·nk, nk = the blocks of one part) in
+// the maps of a (read hi, hi, lo over the three parts) and b (hi, lo, hi), whichever role each
+// plays in the pass (a's products with b's are a·bᵀ in the first pass, b·aᵀ in the second).
+TG_HOST_DEVICE void split_k_coords(int32_t b, int32_t nk, int32_t block_k, int32_t& k_in_a, int32_t& k_in_b) {
+  const int32_t part = b / nk, j = b - part * nk;
+  k_in_a = ((part == 2 ? nk : 0) + j) * block_k;
+  k_in_b = ((part == 1 ? nk : 0) + j) * block_k;
+}
 
 // One matmul as the kernel sees it: sizes, where its tiles start in the tensor maps, its output.
 struct GroupProblem {

@@ -356,9 +356,12 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
       if constexpr (Cfg::Rank2K) {
         // First pass A_i B_jᵀ, second pass B_i A_jᵀ: the same maps with their roles swapped.
         const bool second = kb >= kblocks;
-        const int32_t k0 = (second ? kb - kblocks : kb) * Cfg::BK;
-        load_a_k_major<Cfg>(second ? q.b : q.a, 0, bar, a, k0, row);
-        load_b<Cfg>(second ? q.a : q.b, 0, bar, b, k0, col);
+        int32_t k_in_a = (second ? kb - kblocks : kb) * Cfg::BK, k_in_b = k_in_a;
+        if constexpr (sizeof(T) == 4) {
+          if (p.tf32_split) split_k_coords(second ? kb - kblocks : kb, kblocks / 3, Cfg::BK, k_in_a, k_in_b);
+        }
+        load_a_k_major<Cfg>(second ? q.b : q.a, 0, bar, a, second ? k_in_b : k_in_a, row);
+        load_b<Cfg>(second ? q.a : q.b, 0, bar, b, second ? k_in_a : k_in_b, col);
         ++state;
         continue;
       }
