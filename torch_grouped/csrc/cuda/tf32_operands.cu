@@ -120,7 +120,10 @@ int Tf32Operands::add(const at::Tensor& t) {
   const int64_t rows = t.size(0), k = t.size(1);
   const int64_t sizes[3] = {1, rows, k}, strides[3] = {t.numel(), t.stride(0), t.stride(1)};
   operands_.push_back(split() ? std::nullopt : tma_operand(t.data_ptr(), at::kFloat, sizes, strides));
-  const int64_t lo = split() ? lo_at(k) : 0, width = lo + k, pitch = (width + 3) / 4 * 4;
+  // Split rows are 2·lo_at long (lo's part zero-padded as hi's is): the list form's maps, patched
+  // on the device from the problem table, take the kernel's k (3·lo_at) as their extent, and the
+  // kernel reads a row only below 2·lo_at (kernels::split_k_coords), so every read stays in its row.
+  const int64_t lo = split() ? lo_at(k) : 0, pitch = split() ? 2 * lo : (k + 3) / 4 * 4;
   constexpr int64_t k31 = int64_t{1} << 31;
   const bool fits = rows > 0 && k > 0 && rows < k31 && kernel_k(k) < k31 && rows * pitch * 4 < (int64_t{1} << 40);
   if (!operands_.back() && fits) {
@@ -141,7 +144,7 @@ void Tf32Operands::copy(const at::Device& device, cudaStream_t stream, std::vect
   for (size_t j = 0; j < jobs_.size(); ++j) {
     Tf32Job& job = jobs_[j];
     job.dst = reinterpret_cast<float*>(base + reinterpret_cast<uintptr_t>(job.dst));
-    const int64_t sizes[3] = {1, job.rows, job.lo_at + job.k};
+    const int64_t sizes[3] = {1, job.rows, job.lo_at > 0 ? job.pitch : job.k};
     const int64_t strides[3] = {job.rows * job.pitch, job.pitch, 1};
     operands_[job_operand_[j]] = tma_operand(job.dst, at::kFloat, sizes, strides);
   }

@@ -23,8 +23,8 @@ namespace torch_grouped {
 
 // One [rows, k] fp32 operand rewritten in rows of `pitch` elements (a multiple of 4: 16-byte
 // aligned rows): split (lo_at > 0), each row's hi parts at columns [0, k), zeros up to lo_at (a
-// multiple of the kernel's K block), its lo parts at [lo_at, lo_at + k); else the source's bits
-// unchanged at [0, k). Zeros up to the pitch.
+// multiple of the kernel's K block), its lo parts at [lo_at, lo_at + k), zeros up to the pitch
+// (2·lo_at); else the source's bits unchanged at [0, k), zeros up to the pitch.
 struct Tf32Job {
   const float* src;
   float* dst;
