@@ -5,6 +5,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 import reference
+import torch_grouped as tg
 from harness import check_gradcheck, check_gradients_match, check_opcheck
 from op_table import OPS
 
@@ -65,3 +66,34 @@ def test_gradients_match_pytorch(op, device):
 def test_opcheck(op, device):
     for s in op.samples(torch.float32, device, requires_grad=True):
         check_opcheck(op.overload, s)
+
+
+HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU")
+@pytest.mark.parametrize("name", ["gemm", "syr2k"])
+def test_opcheck_on_the_list_kernel(name):
+    """bf16 on Hopper takes the kernel, whose outputs lie in one allocation: each must still be a
+    fresh tensor with a storage of its own, as the schema says (the fp32 samples above may take
+    PyTorch's kernels instead)."""
+    op = next(o for o in OPS if o.name == name)
+    for s in op.samples(torch.bfloat16, "cuda"):
+        check_opcheck(op.overload, s)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU")
+def test_list_outputs_outlive_their_siblings():
+    """Outputs sharing one allocation: distinct storages, and one output's values survive the
+    others' deletion and the allocator's reuse of freed memory."""
+    a = [torch.randn(n, 40, device="cuda", dtype=torch.bfloat16) for n in (64, 200, 129)]
+    out = tg.syr2k(a, a)
+    assert len({o.untyped_storage().data_ptr() for o in out}) == 3
+    assert all(o.untyped_storage().nbytes() == o.numel() * o.element_size() for o in out)
+    middle, expected = out[1], out[1].clone()
+    del out  # the other two outputs die
+    torch.cuda.synchronize()
+    torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # reuse of anything freed
+    assert torch.equal(middle, expected)

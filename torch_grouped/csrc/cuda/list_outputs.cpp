@@ -18,12 +18,20 @@ std::vector<at::Tensor> outputs_in_one_block(const std::vector<std::pair<int64_t
   }
   const at::Tensor block = at::detail::empty_cuda({bytes}, at::kByte, device, std::nullopt);
   const caffe2::TypeMeta meta = c10::scalarTypeToTypeMeta(dtype);
+  char* base = static_cast<char*>(block.storage().mutable_data());
   std::vector<at::Tensor> out;
   out.reserve(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) {
-    auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(block.storage()), block.key_set(), meta);
+    // A storage of its own per output (the op's schema returns fresh tensors, which must not share
+    // a storage: opcheck's fake-tensor check compares that), its memory a stretch of the block,
+    // whose storage its DataPtr keeps alive.
+    const int64_t nbytes = shapes[i].first * shapes[i].second * element;
+    at::DataPtr data(base + offsets[i] * element, new c10::Storage(block.storage()),
+                     [](void* keep) { delete static_cast<c10::Storage*>(keep); }, device);
+    c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), /*allocator=*/nullptr,
+                         /*resizable=*/false);
+    auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), block.key_set(), meta);
     impl->set_sizes_contiguous({shapes[i].first, shapes[i].second});
-    impl->set_storage_offset(offsets[i]);
     out.emplace_back(std::move(impl));
   }
   return out;

@@ -1,8 +1,10 @@
-// The outputs of a list call (gemm, syr2k) in one allocation: one tensor per group, each on its
-// own stretch of a shared CUDA storage, made without the dispatcher. An allocation and a tensor
-// per group through the caching allocator cost microseconds each, which a list of a hundred small
-// groups notices. The tensors share the storage but never overlap; the memory is freed when the
-// last of them dies.
+// The outputs of a list call (gemm, syr2k) in one allocation: one tensor per group, each with a
+// storage of its own on its own stretch of one CUDA allocation, made without the dispatcher. An
+// allocation per group through the caching allocator costs microseconds, which a list of a
+// hundred small groups notices. The stretches never overlap; the allocation is freed when the last
+// of them dies. (So `record_stream` on one output does not reach the allocation, which the caching
+// allocator tracks only through its own pointers: a consumer on another stream must synchronise
+// with the producing stream before the outputs die.)
 #pragma once
 #include <ATen/ATen.h>
 
