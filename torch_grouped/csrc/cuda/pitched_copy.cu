@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "../kernels/dependent_launch.cuh"
+#include "job_batches.cuh"
 #include "pitched_copy.h"
 
 namespace torch_grouped {
@@ -16,19 +17,14 @@ namespace {
 constexpr int kThreads = 256, kChunksPerThread = 2, kChunksPerBlock = kThreads * kChunksPerThread;
 constexpr int kJobsPerLaunch = 32;  // 32 jobs of 80 bytes: within the 4 KB of kernel parameters
 
-struct JobBatch {
-  PitchedCopyJob job[kJobsPerLaunch];
-  int count;
-};
+using Batch = JobBatch<PitchedCopyJob, kJobsPerLaunch>;
 
 __host__ __device__ int64_t chunks_of(const PitchedCopyJob& job) { return job.batch * job.outer * (job.pitch / 8); }
 
-__global__ void __launch_bounds__(kThreads) pitched_copy_kernel(const __grid_constant__ JobBatch jobs) {
+__global__ void __launch_bounds__(kThreads) pitched_copy_kernel(const __grid_constant__ Batch jobs) {
   // The matmul kernel after the copies may launch now and run its prologue; it waits for them.
   kernels::allow_dependent_launch();
-  int j = 0;
-  while (j + 1 < jobs.count && int64_t(blockIdx.x) >= jobs.job[j + 1].first_block) ++j;
-  const PitchedCopyJob& job = jobs.job[j];
+  const PitchedCopyJob& job = job_of_block(jobs);
   const int64_t per_row = job.pitch / 8, total = chunks_of(job);
   const int64_t first = (int64_t(blockIdx.x) - job.first_block) * kChunksPerBlock + threadIdx.x;
   uint4 chunk[kChunksPerThread];
@@ -59,19 +55,7 @@ __global__ void __launch_bounds__(kThreads) pitched_copy_kernel(const __grid_con
 }  // namespace
 
 void launch_pitched_copies(std::vector<PitchedCopyJob> jobs, cudaStream_t stream) {
-  for (size_t first = 0; first < jobs.size(); first += kJobsPerLaunch) {
-    JobBatch batch{};
-    batch.count = static_cast<int>(std::min<size_t>(kJobsPerLaunch, jobs.size() - first));
-    int64_t blocks = 0;
-    for (int i = 0; i < batch.count; ++i) {
-      batch.job[i] = jobs[first + i];
-      batch.job[i].first_block = blocks;
-      blocks += (chunks_of(batch.job[i]) + kChunksPerBlock - 1) / kChunksPerBlock;
-    }
-    if (blocks == 0) continue;
-    pitched_copy_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(batch);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  launch_job_batches<kJobsPerLaunch>(jobs, chunks_of, kChunksPerBlock, pitched_copy_kernel, kThreads, stream);
 }
 
 }  // namespace torch_grouped

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "../kernels/dependent_launch.cuh"
+#include "job_batches.cuh"
 #include "tf32_operands.h"
 
 namespace torch_grouped {
@@ -17,10 +18,7 @@ namespace {
 constexpr int kThreads = 256, kQuadsPerThread = 2, kQuadsPerBlock = kThreads * kQuadsPerThread;
 constexpr int kJobsPerLaunch = 40;  // 40 jobs of 72 bytes: within the 4 KB of kernel parameters
 
-struct Tf32JobBatch {
-  Tf32Job job[kJobsPerLaunch];
-  int count;
-};
+using Batch = JobBatch<Tf32Job, kJobsPerLaunch>;
 
 // Groups of 4 source elements (the last of a row may be short).
 __host__ __device__ int64_t quads_of(const Tf32Job& job) { return job.rows * ((job.k + 3) / 4); }
@@ -39,11 +37,9 @@ __device__ __forceinline__ float to_tf32(float x) {
 #endif
 }
 
-__global__ void __launch_bounds__(kThreads) tf32_operand_kernel(const __grid_constant__ Tf32JobBatch jobs) {
+__global__ void __launch_bounds__(kThreads) tf32_operand_kernel(const __grid_constant__ Batch jobs) {
   kernels::allow_dependent_launch();  // the matmul kernel after the copies may start its prologue
-  int j = 0;
-  while (j + 1 < jobs.count && int64_t(blockIdx.x) >= jobs.job[j + 1].first_block) ++j;
-  const Tf32Job& job = jobs.job[j];
+  const Tf32Job& job = job_of_block(jobs);
   const int64_t per_row = (job.k + 3) / 4, total = quads_of(job);
   const int64_t first = (int64_t(blockIdx.x) - job.first_block) * kQuadsPerBlock + threadIdx.x;
   // 16-byte loads: unit column stride, k and the row stride multiples of 4, an aligned base
@@ -96,19 +92,7 @@ __global__ void __launch_bounds__(kThreads) tf32_operand_kernel(const __grid_con
 }
 
 void launch_tf32_jobs(const std::vector<Tf32Job>& jobs, cudaStream_t stream) {
-  for (size_t first = 0; first < jobs.size(); first += kJobsPerLaunch) {
-    Tf32JobBatch batch{};
-    batch.count = static_cast<int>(std::min<size_t>(kJobsPerLaunch, jobs.size() - first));
-    int64_t blocks = 0;
-    for (int i = 0; i < batch.count; ++i) {
-      batch.job[i] = jobs[first + i];
-      batch.job[i].first_block = blocks;
-      blocks += (quads_of(batch.job[i]) + kQuadsPerBlock - 1) / kQuadsPerBlock;
-    }
-    if (blocks == 0) continue;
-    tf32_operand_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(batch);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  launch_job_batches<kJobsPerLaunch>(jobs, quads_of, kQuadsPerBlock, tf32_operand_kernel, kThreads, stream);
 }
 
 }  // namespace
