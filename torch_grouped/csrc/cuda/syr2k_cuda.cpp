@@ -185,7 +185,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   std::vector<ListProblem> problems;
   for (size_t j = 0; j < active.size(); ++j) {
     const size_t i = active[j];
-    const int64_t n = a[i].size(0), k = tf32_operands.kernel_k(a[i].size(1));  // (the split's 3k)
+    const int64_t n = a[i].size(0), k = tf32_operands.kernel_k(a[i].size(1));  // (split: 3 parts of K rounded up to 32)
     const auto& a_op = operand(static_cast<int>(2 * j));
     const auto& b_op = operand(static_cast<int>(2 * j + 1));
     if (!a_op || !b_op) return syr2k_composite(a, b, c, uplo_name, alpha, beta);  // beyond TMA's extents (2^31 rows)
