@@ -16,6 +16,7 @@
 #include "../common/checks.h"
 #include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
+#include "../sched/group_order.h"
 #include "../sched/rank2k_tile_choice.h"
 #include "device_info.h"
 #include "list_launch.h"
@@ -196,6 +197,18 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
                                    *a_op, *b_op});
   }
   if (problems.empty()) return out;
+  if (problems.size() > 1) {
+    // Groups visited by K, descending (seed 000's sorting): the walk deals its tiles to the CTAs
+    // round-robin and a tile's time grows with K, so every CTA gets a long tile before any gets a
+    // second. (Each problem carries its own output, so the order is the walk's business only.)
+    std::vector<int64_t> ks;
+    ks.reserve(problems.size());
+    for (const ListProblem& problem : problems) ks.push_back(problem.group.k);
+    std::vector<ListProblem> by_k;
+    by_k.reserve(problems.size());
+    for (const int32_t j : sched::order_by_k_descending(ks)) by_k.push_back(problems[j]);
+    problems.swap(by_k);
+  }
   // The kernel's tiles (128 x 128 unless 128 x 256 is forced), and the walk's: with clusters, pair
   // tiles of two CTAs' rows.
   const int list_tile_n = !tf32 && forced_rank2k_tile_n() == 2 * kTile ? 2 * kTile : kTile;
