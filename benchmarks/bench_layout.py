@@ -1,4 +1,6 @@
 """permute_copy and layout_transform against permute().contiguous(), the cases of ANCHORS.md."""
+import json
+import math
 import os
 
 import torch
@@ -122,3 +124,39 @@ def _layout_cases(layouts, dtype, device):
             peers.update(_same_size_copy(ref))
         yield Case("layout_transform", f"{tuple(shape)} {src}->{dst}", dtype, ours, peers,
                    float((x.numel() + ref.numel()) * x.element_size()), "copy", 0.0, exact=True)
+
+
+# Issue 4's targets on an H100, printed next to the figures; never asserted.
+BIG_BYTES = 16 << 20  # "every case of 16 MB or more" (the tensor's size)
+TARGETS = {"fraction_of_copy_big": 0.90, "geomean_vs_pytorch": 4.0, "min_vs_pytorch": 1.0}
+COPY_PEER = "copy_ of the same bytes"
+
+
+def summarize(results, out_dir):
+    """permute_copy's figures against issue 4's targets, and the geomean it would reach if every
+    case ran exactly at the speed of a same-size copy (`copy_` of the same bytes, measured in the
+    same run): a permutation reads and writes every byte once, so that is what the case set
+    allows. Saved as out_dir/layout_summary.json. GPU runs only (the copy peer)."""
+    rows = [r for r in results if r["op"] == "permute_copy" and COPY_PEER in r["peers_ms"]]
+    if not rows:
+        return None
+    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))  # noqa: E731
+    tensor_bytes = lambda r: r["rate"] * r["ours_ms"] * 1e-3 / 2  # noqa: E731  (work: read + written)
+    big = [r for r in rows if tensor_bytes(r) >= BIG_BYTES]
+    of_copy = {r["case"] + " " + r["dtype"]: r["ratios"][COPY_PEER] for r in big}
+    summary = {"cases": len(rows), "geomean_vs_pytorch": geo([r["ratio"] for r in rows]),
+               "min_vs_pytorch": min(r["ratio"] for r in rows),
+               "geomean_at_copy_speed": geo([r["peers_ms"][r["headline_peer"]] / r["peers_ms"][COPY_PEER] for r in rows]),
+               "big_cases": len(big), "fraction_of_copy_big": min(of_copy.values(), default=float("nan")),
+               "below_90_percent_of_copy": sorted(k for k, v in of_copy.items() if v < 0.9)}
+    print(f"\npermute_copy ({len(rows)} cases): {summary['geomean_vs_pytorch']:.2f}x permute().contiguous() "
+          f"geomean (min {summary['min_vs_pytorch']:.2f}x); at exactly a same-size copy's speed every case "
+          f"would give {summary['geomean_at_copy_speed']:.2f}x; {len(big)} cases of 16 MB or more, the slowest "
+          f"at {100 * summary['fraction_of_copy_big']:.0f}% of a same-size copy")
+    summary["targets_met"] = {key: summary[key] >= goal for key, goal in TARGETS.items()}
+    print("issue 4 targets (H100): " + "; ".join(
+        f"{key} >= {goal}: {summary[key]:.2f} {'met' if summary['targets_met'][key] else 'MISSED'}"
+        for key, goal in TARGETS.items()))
+    with open(os.path.join(out_dir, "layout_summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return summary

@@ -1,12 +1,11 @@
 """syr2k against the two-mm composite a user would write, torch.addmm(a @ b.T, b, a.T)."""
-import os
 import random
 
 import torch
 
 import cublas_syr2k
 import torch_grouped as tg
-from common import Case, on_gpu, rel_error
+from common import Case, on_gpu, rel_error, with_env, with_tf32
 
 GPU_CASES = [(dtype, n, k) for dtype in (torch.float32, torch.float64)
              for n, k in ((4096, 4096), (8192, 1024), (2048, 8192), (1024, 1024))]
@@ -18,34 +17,6 @@ TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 1e-4, torch.flo
 
 def _composite(a, b):
     return [torch.addmm(x @ y.T, y, x.T) for x, y in zip(a, b)]
-
-
-def _with_env(settings, fn):
-    """fn under the environment variables `settings` (the CUDA path reads them on every call)."""
-    def run():
-        before = {name: os.environ.get(name) for name in settings}
-        os.environ.update(settings)
-        try:
-            return fn()
-        finally:  # as it was, a variable the caller had set included
-            for name, value in before.items():
-                if value is None:
-                    del os.environ[name]
-                else:
-                    os.environ[name] = value
-    return run
-
-
-def _with_tf32(fn):
-    """fn with torch's TF32 matmuls allowed: fp32 syr2k then runs one TF32 pass, not the split."""
-    def run():
-        before = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = True
-        try:
-            return fn()
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = before
-    return run
 
 
 def _cublas(a, b):
@@ -65,7 +36,7 @@ def _peers(a, b, dtype, device, composite_name):
     if on_gpu(device) and dtype == torch.float32:
         # fp32 runs 3xTF32 by default (fp32-accurate: three TF32 products per product); where torch
         # allows TF32 matmuls, one TF32 pass (TF32's accuracy, as cuBLAS then gives too)
-        peers["ours, one TF32 pass (allow_tf32)"] = _with_tf32(lambda: tg.syr2k(a, b))
+        peers["ours, one TF32 pass (allow_tf32)"] = with_tf32(lambda: tg.syr2k(a, b))
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16, torch.float32):
         # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no
         # mirror). That walk runs 128 x 128 tiles unless 128 x 256 is forced, while one problem's
@@ -74,15 +45,15 @@ def _peers(a, b, dtype, device, composite_name):
         gemm = {"TORCH_GROUPED_SYR2K_SCHEDULER": "gemm"}
         tiles = ("128x128",) if dtype == torch.float32 else ("128x128", "128x256")
         if len(a) > 1:
-            peers["same kernel, GEMM scheduler"] = _with_env(gemm, lambda: tg.syr2k(a, b))
+            peers["same kernel, GEMM scheduler"] = with_env(gemm, lambda: tg.syr2k(a, b))
         else:
             for tile in tiles:
-                peers[f"GEMM scheduler, {tile} tiles"] = _with_env({**gemm, "TORCH_GROUPED_SYR2K_TILE": tile},
+                peers[f"GEMM scheduler, {tile} tiles"] = with_env({**gemm, "TORCH_GROUPED_SYR2K_TILE": tile},
                                                                    lambda: tg.syr2k(a, b))
             # the triangle in each tile, and the plain triangle walk without Stream-K work units
             for tile in tiles:
-                peers[f"triangle, {tile} tiles"] = _with_env({"TORCH_GROUPED_SYR2K_TILE": tile}, lambda: tg.syr2k(a, b))
-            peers["triangle walk, data_parallel"] = _with_env({"TORCH_GROUPED_SYR2K_DECOMPOSITION": "data_parallel"},
+                peers[f"triangle, {tile} tiles"] = with_env({"TORCH_GROUPED_SYR2K_TILE": tile}, lambda: tg.syr2k(a, b))
+            peers["triangle walk, data_parallel"] = with_env({"TORCH_GROUPED_SYR2K_DECOMPOSITION": "data_parallel"},
                                                               lambda: tg.syr2k(a, b))
     return peers
 

@@ -1,5 +1,6 @@
 """What every benchmark script shares: the case record, timing, the measured ceilings."""
 import dataclasses
+import os
 import statistics
 import time
 from typing import Any, Callable, Dict, Optional
@@ -22,6 +23,34 @@ class Case:
 
 def on_gpu(device) -> bool:
     return torch.device(device).type == "cuda"
+
+
+def with_env(settings, fn):
+    """fn under the environment variables `settings` (the CUDA paths read them on every call)."""
+    def run():
+        before = {name: os.environ.get(name) for name in settings}
+        os.environ.update(settings)
+        try:
+            return fn()
+        finally:  # as it was, a variable the caller had set included
+            for name, value in before.items():
+                if value is None:
+                    del os.environ[name]
+                else:
+                    os.environ[name] = value
+    return run
+
+
+def with_tf32(fn):
+    """fn with torch's TF32 matmuls allowed: our fp32 kernels then run one TF32 pass, not 3xTF32."""
+    def run():
+        before = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return fn()
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = before
+    return run
 
 
 def time_ms(fn: Callable[[], Any], device, rep_ms: int = 100) -> float:

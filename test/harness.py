@@ -1,4 +1,5 @@
 """The checks every op runs over its shared samples, and what the GPU tests ask of the profiler."""
+import contextlib
 import re
 
 import torch
@@ -57,6 +58,17 @@ def check_opcheck(opoverload, sample):
     if not any(isinstance(x, torch.Tensor) for x in leaves):
         return  # the dispatcher needs a tensor; the Python API answers this case (see ops.py)
     torch.library.opcheck(opoverload, sample.args, sample.kwargs)
+
+
+@contextlib.contextmanager
+def allow_tf32(on):
+    """torch.backends.cuda.matmul.allow_tf32 set to `on` inside, restored after."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = on
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
 
 
 def kernels_launched(fn):

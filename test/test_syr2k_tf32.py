@@ -2,33 +2,18 @@
 each operand split into TF32 hi and lo parts), plain TF32 where torch allows TF32 matmuls;
 triangle tiles with their mirrors (exactly symmetric), every decomposition of one problem,
 operands TMA cannot address, CUDA graphs."""
-import contextlib
-
 import pytest
 import torch
 
 import reference
 import torch_grouped as tg
-from harness import kernels_launched
+from harness import allow_tf32, kernels_launched
+from reference import TF32_SPLIT_TOLERANCE as SPLIT_TOLERANCE, TF32_TOLERANCE
 
 HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
 
 SIZES = [(1, 8), (127, 64), (128, 136), (129, 72), (300, 512), (0, 16), (45, 0), (700, 1000), (33, 5)]
-# ‖out − ref‖ / ‖ref‖: 3xTF32 keeps about fp32's accuracy (hi·lo products exact, lo rounded to
-# TF32: ~2^-22 per product); one TF32 pass loses ~2^-11 per operand.
-SPLIT_TOLERANCE = 2e-6
-TF32_TOLERANCE = 5e-3
-
-
-@contextlib.contextmanager
-def allow_tf32(on):
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = on
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
 
 
 def problem(seed, with_c, sizes=SIZES, transposed_b=False):

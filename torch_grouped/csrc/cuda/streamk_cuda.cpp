@@ -1,7 +1,7 @@
 // CUDA path of streamk_mm: the plan (sched/streamk_plan.h, `auto` through the calibrated model of
 // sched/streamk_model.h) run by the persistent kernel in its Stream-K mode
-// (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp32/fp64,
-// operands TMA cannot address) goes to cuBLAS.
+// (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp64, fp32 unless
+// TORCH_GROUPED_STREAMK_TF32=1, operands TMA cannot address) goes to cuBLAS.
 #include "streamk_cuda.h"
 
 #include <c10/cuda/CUDAGuard.h>
@@ -29,6 +29,7 @@
 #include "operand_maps.h"
 #include "staged_operands.h"
 #include "streamk_reduce.h"
+#include "tf32_operands.h"
 
 namespace torch_grouped {
 namespace {
@@ -123,6 +124,71 @@ int64_t persistent_grid(int device, int64_t grid) {
   return grid > 0 ? std::min(grid, resident) : resident;
 }
 
+// fp32 on the TF32 kernel (3xTF32, or one TF32 pass where torch allows TF32 matmuls) where
+// TORCH_GROUPED_STREAMK_TF32=1; unset or 0: cuBLAS. Opt-in until the kernel path has run on a GPU
+// (written without one, session 18); read on every call, so that tests and benchmarks can switch.
+bool tf32_kernel_enabled() {
+  const char* v = std::getenv("TORCH_GROUPED_STREAMK_TF32");
+  const std::string setting = v == nullptr ? "" : v;
+  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
+                    "TORCH_GROUPED_STREAMK_TF32 must be 0 or 1; got '", setting, "'");
+  return setting == "1";
+}
+
+// The operands as the kernel reads them (their maps or row sources set in `p`), and what the tile,
+// the plan and the choice of kernel need to know of them.
+struct KernelOperands {
+  bool addressable = true;  // false: beyond TMA's extents (cuBLAS instead)
+  bool b_k_major = false;
+  RowCopies rows;
+  int tile_n = 128;
+  int64_t k = 0;         // the K the kernel runs
+  int tile_k = kTileK;   // its K step
+};
+
+// bf16 / fp16: copied only where TMA cannot address an operand, or read in place by row copies.
+KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int device, int64_t grid, cudaStream_t stream,
+                             std::vector<at::Tensor>& keep, kernels::GroupedGemmArgs& p) {
+  const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
+  KernelOperands o;
+  o.k = k;
+  o.b_k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
+  o.rows = row_copies(a, b, o.b_k_major, grid);
+  o.tile_n = streamk_tile_n(device, m, n, k, grid, o.rows.on());
+  p.a_rows = o.rows.a.value_or(kernels::RowSource{});  // (base nullptr: through TMA)
+  p.b_rows = o.rows.b.value_or(kernels::RowSource{});
+  StagedOperands operands;
+  const int ia = o.rows.a ? -1 : operands.add(a), ib = o.rows.b ? -1 : operands.add(b, /*transposed=*/o.b_k_major);
+  operands.copy(a.device(), stream, keep);
+  o.addressable = (ia < 0 || operands[ia]) && (ib < 0 || operands[ib]);
+  if (!o.addressable) return o;
+  if (ia >= 0) p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
+  if (ib >= 0) p.b_map = b_map(*operands[ib], o.b_k_major, o.tile_n, a.scalar_type());
+  return o;
+}
+
+// fp32 through TF32 WGMMA, which reads both operands K-major: A's rows and B's columns staged as
+// rows by Tf32Operands (split into TF32 hi and lo parts unless torch allows TF32 matmuls; then
+// copied only where TMA cannot address them, as B's columns always are unless B is K-major).
+// 128 x 128 tiles, K steps of 32 (a TF32 step moves the bytes of a 16-bit one and costs about as
+// much: half the MACs at half the rate, so the narrow tile's model holds).
+KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStream_t stream,
+                             std::vector<at::Tensor>& keep, kernels::GroupedGemmArgs& p) {
+  Tf32Operands staged(tf32_mode());
+  const int ia = staged.add(a), ib = staged.add(b.t());
+  staged.copy(a.device(), stream, keep);
+  KernelOperands o;
+  o.b_k_major = true;
+  o.k = staged.kernel_k(a.size(1));
+  o.tile_k = tile_k(at::kFloat);
+  o.addressable = staged[ia].has_value() && staged[ib].has_value();
+  if (!o.addressable) return o;
+  p.a_map = a_map(*staged[ia], kStreamKTileM, at::kFloat);
+  p.b_map = b_map(*staged[ib], /*k_major=*/true, o.tile_n, at::kFloat);
+  p.tf32_split = staged.split();
+  return o;
+}
+
 }  // namespace
 
 // The fixup's tile counters for a launch on `stream`. The kernel leaves every counter it touches
@@ -154,7 +220,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   bool is_auto = false;
   const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
   const c10::cuda::CUDAGuard guard(a.device());
-  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a)) return matmul_accumulate(a, b, a.scalar_type());
+  const bool tf32 = a.scalar_type() == at::kFloat && tf32_kernel_enabled();
+  if (!(kernel_dtype(a.scalar_type()) || tf32) || !kernel_device(a)) return matmul_accumulate(a, b, a.scalar_type());
   ensure_context(a.get_device());
   const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
   at::Tensor out = at::empty({m, n}, a.options());
@@ -163,26 +230,17 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
 
   kernels::GroupedGemmArgs p{};
   std::vector<at::Tensor> keep;
-  const bool k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
-  const RowCopies rows = row_copies(a, b, k_major, g);
-  const int tile_n = streamk_tile_n(device, m, n, k, g, rows.on());
   const StreamKModels& models = cached_models(device);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
-  p.a_rows = rows.a.value_or(kernels::RowSource{});  // (base nullptr: through TMA)
-  p.b_rows = rows.b.value_or(kernels::RowSource{});
-  StagedOperands operands;
-  const int ia = rows.a ? -1 : operands.add(a), ib = rows.b ? -1 : operands.add(b, /*transposed=*/k_major);
-  operands.copy(a.device(), stream, keep);
-  if ((ia >= 0 && !operands[ia]) || (ib >= 0 && !operands[ib]))
-    return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
-  if (ia >= 0) p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
-  if (ib >= 0) p.b_map = b_map(*operands[ib], k_major, tile_n, a.scalar_type());
-  p.streamk = resolve_streamk_plan_cached(tile_n == 256 ? models.wide : models.narrow, d, is_auto, splits, m, n, k, kStreamKTileM, tile_n,
-                                          kTileK, g, /*may_separate=*/true);
+  const KernelOperands o = tf32 ? tf32_operands(a, b, stream, keep, p) : half_operands(a, b, device, g, stream, keep, p);
+  if (!o.addressable) return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
+  const int tile_n = o.tile_n;
+  p.streamk = resolve_streamk_plan_cached(tile_n == 256 ? models.wide : models.narrow, d, is_auto, splits, m, n, o.k,
+                                          kStreamKTileM, tile_n, o.tile_k, g, /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
-  p.m = m, p.n = n, p.k = k;
+  p.m = m, p.n = n, p.k = o.k;
   p.groups = 1;
   p.c = out.data_ptr();
   p.ldc = n;
@@ -201,7 +259,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
     if (!p.streamk.separate_fixup)
       p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers, keep);
   }
-  kernels::streamk_kernel(input_kind(a.scalar_type()), k_major, tile_n, c_map.has_value(), rows.on())(
+  kernels::streamk_kernel(input_kind(a.scalar_type()), o.b_k_major, tile_n, c_map.has_value(), o.rows.on())(
       p, static_cast<int>(p.streamk.grid), stream);
   if (p.streamk.separate_fixup)
     launch_streamk_reduce(p.streamk, p.workspace, kStreamKTileM, tile_n, {out.data_ptr(), m, n, n, p.out_kind}, stream);
@@ -213,6 +271,7 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   check_streamk(a, b, "auto", 0, grid, is_auto);
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
+  if (a.scalar_type() == at::kFloat && tf32_kernel_enabled()) return {kStreamKTileM, 128, tile_k(at::kFloat)};
   const bool k_major = b_is_k_major(a.size(1), b.size(1), b.stride(0), b.stride(1));
   const bool rows = kernel_dtype(a.scalar_type()) && row_copies(a, b, k_major, g).on();
   return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows), kTileK};

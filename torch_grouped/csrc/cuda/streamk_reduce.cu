@@ -76,11 +76,16 @@ void launch_streamk_reduce(const sched::StreamKPlan& plan, const float* workspac
   const int64_t blocks = candidates * (int64_t(tile_m) * tile_n / kElementsPerBlock);
   if (blocks == 0) return;
   TORCH_CHECK(blocks < (int64_t{1} << 31), "streamk_mm: too many cut tiles for the fixup kernel");
-  if (out.kind == kernels::OutKind::BFloat16) {
-    streamk_reduce_kernel<__nv_bfloat16><<<blocks, 32 * kWarps, 0, stream>>>(plan, workspace, tile_m, tile_n, out);
-  } else {
-    TORCH_CHECK(out.kind == kernels::OutKind::Half, "streamk_mm: the fixup kernel stores bfloat16 or half");
-    streamk_reduce_kernel<__half><<<blocks, 32 * kWarps, 0, stream>>>(plan, workspace, tile_m, tile_n, out);
+  switch (out.kind) {
+    case kernels::OutKind::BFloat16:
+      streamk_reduce_kernel<__nv_bfloat16><<<blocks, 32 * kWarps, 0, stream>>>(plan, workspace, tile_m, tile_n, out);
+      break;
+    case kernels::OutKind::Half:
+      streamk_reduce_kernel<__half><<<blocks, 32 * kWarps, 0, stream>>>(plan, workspace, tile_m, tile_n, out);
+      break;
+    case kernels::OutKind::Float:  // fp32 inputs through TF32
+      streamk_reduce_kernel<float><<<blocks, 32 * kWarps, 0, stream>>>(plan, workspace, tile_m, tile_n, out);
+      break;
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -9,7 +9,8 @@
 
 namespace torch_grouped {
 
-// Where the tiles go: an m x n output of `kind` (bfloat16 or half) with row stride ldc.
+// Where the tiles go: an m x n output of `kind` (bfloat16, half, or float for TF32 inputs) with
+// row stride ldc.
 struct StreamKOutput {
   void* data;
   int64_t m, n, ldc;

@@ -153,7 +153,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   // active group j's A is operand 2j, its B 2j + 1: staged where TMA cannot address them (bf16,
   // fp16), or as TF32 (fp32: split into hi/lo parts unless torch allows TF32 matmuls)
   StagedOperands operands;
-  Tf32Operands tf32_operands(tf32 ? syr2k_tf32_mode() : Tf32Mode::AsIs);
+  Tf32Operands tf32_operands(tf32 ? tf32_mode() : Tf32Mode::AsIs);
   auto operand = [&](int i) -> const std::optional<TmaOperand>& { return tf32 ? tf32_operands[i] : operands[i]; };
   for (size_t i = 0; i < a.size(); ++i) {
     const int64_t n = a[i].size(0), k = a[i].size(1);

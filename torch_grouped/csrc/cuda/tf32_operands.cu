@@ -97,7 +97,7 @@ void launch_tf32_jobs(const std::vector<Tf32Job>& jobs, cudaStream_t stream) {
 
 }  // namespace
 
-Tf32Mode syr2k_tf32_mode() { return at::globalContext().allowTF32CuBLAS() ? Tf32Mode::AsIs : Tf32Mode::Split; }
+Tf32Mode tf32_mode() { return at::globalContext().allowTF32CuBLAS() ? Tf32Mode::AsIs : Tf32Mode::Split; }
 
 int Tf32Operands::add(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT(t.dim() == 2 && t.scalar_type() == at::kFloat);

@@ -62,6 +62,7 @@ TG_DECLARE(streamk_bf16_128x256_bkmajor_tmastore)
 TG_DECLARE(streamk_bf16_128x256_bnmajor_tmastore)
 TG_DECLARE(streamk_f16_128x256_bkmajor_tmastore)
 TG_DECLARE(streamk_f16_128x256_bnmajor_tmastore)
+TG_DECLARE(streamk_tf32_128x128_bkmajor)
 TG_DECLARE(streamk_bf16_128x128_bkmajor_rowcopy)
 TG_DECLARE(streamk_bf16_128x128_bnmajor_rowcopy)
 TG_DECLARE(streamk_f16_128x128_bkmajor_rowcopy)
@@ -153,6 +154,11 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, in
 }
 
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store, bool row_copies) {
+  if (input == InputKind::TF32) {
+    TORCH_INTERNAL_ASSERT(b_k_major && tile_n == 128 && !tma_store && !row_copies,
+                          "Stream-K TF32: 128x128 tiles, B K-major, the threads' stores, no row copies only");
+    return streamk_tf32_128x128_bkmajor;
+  }
   const bool bf16 = input == InputKind::BFloat16;
   if (row_copies) {
     TORCH_INTERNAL_ASSERT(tile_n == 128 && !tma_store, "Stream-K: row copies only with 128x128 tiles and the threads' stores");

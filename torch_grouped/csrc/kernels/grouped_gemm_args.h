@@ -102,9 +102,9 @@ struct GroupedGemmArgs {
   // Rank2K kernels with TMA stores (GroupedGemmConfig::TmaStore): c_map holds the one problem's
   // output; false: every tile goes through the threads' stores.
   bool c_map_set;
-  // TF32 Rank2K kernels, 3xTF32 (cuda/tf32_operands.h): each operand row is [hi | lo], lo starting
-  // at the K block after hi's last, and each pass runs three parts of the problem's K: A-role
-  // hi·hi, hi·lo, lo·hi. A problem's k is then 3 × hi's padded length (kernels::split_k_coords).
+  // TF32 kernels (Rank2K, Stream-K), 3xTF32 (cuda/tf32_operands.h): each operand row is [hi | lo],
+  // lo starting at the K block after hi's last, and each pass runs three parts of the problem's K:
+  // A-role hi·hi, hi·lo, lo·hi. A problem's k is then 3 × hi's padded length (kernels::split_k_coords).
   bool tf32_split;
 };
 

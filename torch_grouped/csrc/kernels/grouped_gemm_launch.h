@@ -10,7 +10,8 @@ namespace torch_grouped::kernels {
 
 using GroupedGemmLauncher = void (*)(const GroupedGemmArgs&, int grid, cudaStream_t);
 
-// TF32: fp32 tensors read through TF32 WGMMA (the Rank2K kernels only).
+// TF32: fp32 tensors read through TF32 WGMMA (the Rank2K kernels, and the Stream-K kernel's
+// 128 x 128 tiles with B K-major).
 enum class InputKind : int32_t { BFloat16 = 0, Half = 1, TF32 = 2 };
 
 struct GroupedGemmKernel {
@@ -55,7 +56,7 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1
 constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
 // `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map);
 // `row_copies` (tile_n 128 only): the variant that reads operands TMA cannot address in place
-// (args.a_rows / b_rows, kernels/row_copy.cuh).
+// (args.a_rows / b_rows, kernels/row_copy.cuh). TF32 inputs: 128 x 128 tiles, B K-major, neither variant.
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store = false,
                                    bool row_copies = false);
 

@@ -366,9 +366,12 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
         continue;
       }
       if constexpr (Cfg::AKMajor) {
-        const int32_t k0 = kb * Cfg::BK;
-        load_a_k_major<Cfg>(q.a, q.a_batch, bar, a, k0, row);
-        load_b<Cfg>(q.b, q.b_batch, bar, b, k0, col);
+        int32_t k_in_a = kb * Cfg::BK, k_in_b = k_in_a;
+        if constexpr (sizeof(T) == 4) {  // 3xTF32 (streamk_mm): a's parts hi, hi, lo against b's hi, lo, hi
+          if (p.tf32_split) split_k_coords(kb, kblocks / 3, Cfg::BK, k_in_a, k_in_b);
+        }
+        load_a_k_major<Cfg>(q.a, q.a_batch, bar, a, k_in_a, row);
+        load_b<Cfg>(q.b, q.b_batch, bar, b, k_in_b, col);
       } else {
         // The K-grouped form: A M-major in 64-row boxes, B N-major (its group's own maps); the
         // group's K starts at k_origin.
