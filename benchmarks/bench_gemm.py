@@ -4,7 +4,7 @@ import random
 import torch
 
 import torch_grouped as tg
-from common import Case, on_gpu
+from common import Case, on_gpu, with_env, with_tf32
 
 SEED_EXAMPLE = [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)]
 
@@ -21,12 +21,17 @@ GPU_CASES = [
     ("seed000_example_fp16", SEED_EXAMPLE, torch.float16),
     ("8x_4096x4096x4096", [(4096, 4096, 4096)] * 8, torch.bfloat16),
     ("32x_ragged_random", _ragged(32, 0), torch.bfloat16),
+    # fp32 on the TF32 kernel (TORCH_GROUPED_FP32_KERNELS=1: 3xTF32 under torch's default precision)
+    ("fp32_64x_128x1024x1024", [(128, 1024, 1024)] * 64, torch.float32),
+    ("fp32_seed000_example", SEED_EXAMPLE, torch.float32),
+    ("fp32_4x_4096x4096x4096", [(4096, 4096, 4096)] * 4, torch.float32),
 ]
 CPU_CASES = [
     ("cpu_16x_32x64x64", [(32, 64, 64)] * 16, torch.float32),
     ("cpu_seed000_example_div8", [(m // 8, n // 8, k // 8) for m, n, k in SEED_EXAMPLE], torch.float32),
 ]
 TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 2e-3}
+FP32_KERNELS = {"TORCH_GROUPED_FP32_KERNELS": "1"}
 
 
 def cases(device):
@@ -34,8 +39,14 @@ def cases(device):
         a = [torch.randn(m, k, device=device, dtype=dtype) for m, _, k in shapes]
         b = [torch.randn(k, n, device=device, dtype=dtype) for _, n, k in shapes]
         flops = sum(2.0 * m * n * k for m, n, k in shapes)
+        # (on the CPU, and for half inputs, the variable changes nothing)
+        ours = lambda fn: with_env(FP32_KERNELS, fn) if dtype == torch.float32 else fn  # noqa: E731
         peers = {"loop of mm": lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)]}
         if on_gpu(device):  # what the scheduler mode and the sorting by K do, same kernel
-            peers["ours, device schedule"] = lambda a=a, b=b: tg.gemm(a, b, schedule="device")
-            peers["ours, unsorted"] = lambda a=a, b=b: tg.gemm(a, b, sort_by_k=False)
-        yield Case("gemm", name, dtype, lambda a=a, b=b: tg.gemm(a, b), peers, flops, "mm", TOL[dtype])
+            peers["ours, device schedule"] = ours(lambda a=a, b=b: tg.gemm(a, b, schedule="device"))
+            peers["ours, unsorted"] = ours(lambda a=a, b=b: tg.gemm(a, b, sort_by_k=False))
+        if on_gpu(device) and dtype == torch.float32:  # one TF32 pass, and cuBLAS's own TF32
+            peers["ours, one TF32 pass"] = with_tf32(ours(lambda a=a, b=b: tg.gemm(a, b)))
+            peers["loop of mm (TF32)"] = with_tf32(lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)])
+        yield Case("gemm", name, dtype, ours(lambda a=a, b=b: tg.gemm(a, b)), peers, flops, "mm",
+                   1e-5 if on_gpu(device) and dtype == torch.float32 else TOL[dtype])

@@ -1,4 +1,4 @@
-"""fp32 streamk_mm on the Hopper Stream-K kernel through TF32 WGMMA (TORCH_GROUPED_STREAMK_TF32=1):
+"""fp32 streamk_mm on the Hopper Stream-K kernel through TF32 WGMMA (TORCH_GROUPED_FP32_KERNELS=1):
 fp32-accurate by default (3xTF32: both operands staged as TF32 hi and lo parts, K three times as
 long), one TF32 pass where torch allows TF32 matmuls; every decomposition, K off the 32-element
 step, operands TMA cannot address, transposed and offset views, bitwise repeats, CUDA graphs; and
@@ -29,7 +29,7 @@ KERNEL = "GroupedGemmConfig<cutlass::tfloat32_t"
 
 @pytest.fixture(autouse=True)
 def tf32_kernel(monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TF32", "1")
+    monkeypatch.setenv("TORCH_GROUPED_FP32_KERNELS", "1")
 
 
 def operands(m, n, k, seed=0, b_k_major=False, a_transposed=False):
@@ -128,12 +128,12 @@ def test_fp32_takes_its_kernel(tf32):
 
 
 def test_cublas_unless_asked(monkeypatch):
-    """Without TORCH_GROUPED_STREAMK_TF32=1, fp32 stays on cuBLAS; another value is an error."""
+    """Without TORCH_GROUPED_FP32_KERNELS=1, fp32 stays on cuBLAS; another value is an error."""
     a, b = operands(300, 520, 4000)
-    monkeypatch.delenv("TORCH_GROUPED_STREAMK_TF32")
+    monkeypatch.delenv("TORCH_GROUPED_FP32_KERNELS")
     assert not any("GroupedGemmConfig" in n for n in kernels_launched(lambda: tg.streamk_mm(a, b)))
-    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TF32", "yes")
-    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_TF32 must be 0 or 1"):
+    monkeypatch.setenv("TORCH_GROUPED_FP32_KERNELS", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_FP32_KERNELS must be 0 or 1"):
         tg.streamk_mm(a, b)
 
 

@@ -1,6 +1,7 @@
 // CUDA paths of gemm (list API) and grouped_mm (offsets API) through the persistent grouped GEMM
-// kernel (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp32/fp64,
-// K-grouped offsets, operands TMA cannot address) takes the portable path: correct, slower.
+// kernel (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp64, fp32
+// unless TORCH_GROUPED_FP32_KERNELS=1 (gemm only), operands TMA cannot address) takes the portable
+// path: correct, slower.
 #include "grouped_gemm_cuda.h"
 
 #include <ATen/ATen.h>
@@ -26,6 +27,7 @@
 #include "list_outputs.h"
 #include "operand_maps.h"
 #include "staged_operands.h"
+#include "tf32_operands.h"
 
 namespace torch_grouped {
 namespace {
@@ -236,7 +238,10 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   if (a.empty()) return {};
   c10::cuda::CUDAGuard guard(a[0].device());
   ensure_context(a[0].get_device());
-  if (!kernel_dtype(a[0].scalar_type()) || !kernel_device(a[0])) {
+  // fp32: the TF32 kernel (128 x 128 tiles), on operands Tf32Operands stages K-major (B's columns
+  // as rows), split into TF32 hi and lo parts (3xTF32) unless torch allows TF32 matmuls.
+  const bool tf32 = a[0].scalar_type() == at::kFloat && fp32_kernels_enabled();
+  if (!(kernel_dtype(a[0].scalar_type()) || tf32) || !kernel_device(a[0])) {
     return gemm_portable(a, b, out_dtype, schedule, sort_by_k);
   }
   const at::Device device = a[0].device();
@@ -258,8 +263,9 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     k_major_votes += b_is_k_major(b[i].size(0), b[i].size(1), b[i].stride(0), b[i].stride(1)) ? 1 : -1;
   }
   if (active.empty()) return out;
-  // One kernel serves one B layout: the minority gets a copy in the majority's layout.
-  const bool k_major = k_major_votes > 0;
+  // One kernel serves one B layout: the minority gets a copy in the majority's layout (TF32: every
+  // B is staged K-major).
+  const bool k_major = tf32 || k_major_votes > 0;
   std::vector<int32_t> order(active.size());
   for (size_t j = 0; j < order.size(); ++j) order[j] = static_cast<int32_t>(j);
   if (sort_by_k) order = sched::order_by_k_descending(ks);
@@ -270,7 +276,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     const GroupShape& g = shapes[active[order[j]]];
     ms[j] = g.m, ns[j] = g.n, ks_visited[j] = g.k;
   }
-  const TileOption& tile = chosen_tile([&]() -> const TileOption& {
+  const TileOption& tile = tf32 ? sched::kTileOptions[1] : chosen_tile([&]() -> const TileOption& {  // (TF32: 128 x 128)
     return sched::choose_list_tile(ms.data(), ns.data(), ks_visited.data(), static_cast<int32_t>(order.size()), sms);
   });
   const sched::GemmTiles tiles{tile.scheduled(), panel_width(kListPanel)};
@@ -278,30 +284,40 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
   std::vector<at::Tensor> keep;
   StagedOperands operands;  // group j's A is operand 2j, its B 2j + 1
+  Tf32Operands tf32_operands(tf32 ? tf32_mode() : Tf32Mode::AsIs);
   for (size_t j = 0; j < order.size(); ++j) {
     const int32_t i = active[order[j]];
-    operands.add(a[i]);
-    operands.add(b[i], /*transposed=*/k_major);
+    if (tf32) {
+      tf32_operands.add(a[i]);
+      tf32_operands.add(b[i].t());
+    } else {
+      operands.add(a[i]);
+      operands.add(b[i], /*transposed=*/k_major);
+    }
   }
-  operands.copy(device, c10::cuda::getCurrentCUDAStream(device.index()).stream(), keep);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+  operands.copy(device, stream, keep);
+  tf32_operands.copy(device, stream, keep);
   std::vector<ListProblem> problems(active.size());
   for (size_t j = 0; j < order.size(); ++j) {
     const int32_t i = active[order[j]];
-    const auto& a_op = operands[static_cast<int>(2 * j)];
-    const auto& b_op = operands[static_cast<int>(2 * j + 1)];
+    const auto& a_op = tf32 ? tf32_operands[static_cast<int>(2 * j)] : operands[static_cast<int>(2 * j)];
+    const auto& b_op = tf32 ? tf32_operands[static_cast<int>(2 * j + 1)] : operands[static_cast<int>(2 * j + 1)];
     if (!a_op || !b_op) return gemm_portable(a, b, out_dtype, schedule, sort_by_k);  // beyond TMA's extents (2^31 rows)
-    problems[j] = ListProblem{{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
+    const int64_t k = tf32_operands.kernel_k(shapes[i].k);  // (split: 3 parts of K rounded up to 32)
+    problems[j] = ListProblem{{shapes[i].m, shapes[i].n, k, out[i].data_ptr(), out[i].stride(0),
                                a_op->base, a_op->outer_stride, b_op->base, b_op->outer_stride, nullptr, 0},
                               *a_op, *b_op};
   }
   // TORCH_GROUPED_TMA_STORE=1: the TMA-store epilogue when every output's rows are 16-byte aligned
   // (each output starts 256-byte aligned in the call's block).
-  bool tma_store = tma_store_enabled(/*by_default=*/false);
+  bool tma_store = !tf32 && tma_store_enabled(/*by_default=*/false);
   for (size_t j = 0; j < order.size() && tma_store; ++j)
     tma_store = (out[active[order[j]]].stride(0) * at::elementSize(od)) % 16 == 0;
   GroupedGemmArgs p{};
   p.out_kind = out_kind(od);
   p.tiles = tiles;
+  p.tf32_split = tf32 && tf32_operands.split();
   launch_list(problems, tiles, ListLaunch{kernel_for(a[0].scalar_type(), tile, k_major, tma_store), a[0].scalar_type(),
                                           k_major, mode != GemmSchedule::Device}, p, device);
   return out;

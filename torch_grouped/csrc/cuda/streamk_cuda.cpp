@@ -1,7 +1,7 @@
 // CUDA path of streamk_mm: the plan (sched/streamk_plan.h, `auto` through the calibrated model of
 // sched/streamk_model.h) run by the persistent kernel in its Stream-K mode
 // (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp64, fp32 unless
-// TORCH_GROUPED_STREAMK_TF32=1, operands TMA cannot address) goes to cuBLAS.
+// TORCH_GROUPED_FP32_KERNELS=1, operands TMA cannot address) goes to cuBLAS.
 #include "streamk_cuda.h"
 
 #include <c10/cuda/CUDAGuard.h>
@@ -124,17 +124,6 @@ int64_t persistent_grid(int device, int64_t grid) {
   return grid > 0 ? std::min(grid, resident) : resident;
 }
 
-// fp32 on the TF32 kernel (3xTF32, or one TF32 pass where torch allows TF32 matmuls) where
-// TORCH_GROUPED_STREAMK_TF32=1; unset or 0: cuBLAS. Opt-in until the kernel path has run on a GPU
-// (written without one, session 18); read on every call, so that tests and benchmarks can switch.
-bool tf32_kernel_enabled() {
-  const char* v = std::getenv("TORCH_GROUPED_STREAMK_TF32");
-  const std::string setting = v == nullptr ? "" : v;
-  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
-                    "TORCH_GROUPED_STREAMK_TF32 must be 0 or 1; got '", setting, "'");
-  return setting == "1";
-}
-
 // The operands as the kernel reads them (their maps or row sources set in `p`), and what the tile,
 // the plan and the choice of kernel need to know of them.
 struct KernelOperands {
@@ -220,7 +209,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   bool is_auto = false;
   const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
   const c10::cuda::CUDAGuard guard(a.device());
-  const bool tf32 = a.scalar_type() == at::kFloat && tf32_kernel_enabled();
+  const bool tf32 = a.scalar_type() == at::kFloat && fp32_kernels_enabled();
   if (!(kernel_dtype(a.scalar_type()) || tf32) || !kernel_device(a)) return matmul_accumulate(a, b, a.scalar_type());
   ensure_context(a.get_device());
   const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
@@ -271,7 +260,7 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   check_streamk(a, b, "auto", 0, grid, is_auto);
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
-  if (a.scalar_type() == at::kFloat && tf32_kernel_enabled()) return {kStreamKTileM, 128, tile_k(at::kFloat)};
+  if (a.scalar_type() == at::kFloat && fp32_kernels_enabled()) return {kStreamKTileM, 128, tile_k(at::kFloat)};
   const bool k_major = b_is_k_major(a.size(1), b.size(1), b.stride(0), b.stride(1));
   const bool rows = kernel_dtype(a.scalar_type()) && row_copies(a, b, k_major, g).on();
   return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows), kTileK};

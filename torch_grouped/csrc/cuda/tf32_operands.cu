@@ -3,10 +3,16 @@
 // parts start on 16-byte boundaries), its loads in flight before its stores; blocks are
 // dealt to the jobs by their element counts (the scheme of pitched_copy.cu). (A first version read
 // each source element once per part: 327 µs for both operands of n = 4096, k = 4096; H100.)
+// A job whose rows are the source's columns (a B operand N-major, staged as Bᵀ's rows: unit
+// stride along the rows, not along k) goes through 32 x 32 tiles in shared memory instead, read
+// along the source's contiguous axis: read element by element along k, every 4-byte load would
+// take a 32-byte sector of its own.
 #include <ATen/Context.h>
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "../kernels/dependent_launch.cuh"
 #include "job_batches.cuh"
@@ -17,11 +23,21 @@ namespace {
 
 constexpr int kThreads = 256, kQuadsPerThread = 2, kQuadsPerBlock = kThreads * kQuadsPerThread;
 constexpr int kJobsPerLaunch = 40;  // 40 jobs of 72 bytes: within the 4 KB of kernel parameters
+// Transposed jobs: 32 x 32 tiles (rows x k), two per block, a thread's quad of each.
+constexpr int kTile = 32, kQuadsPerTile = kTile * kTile / 4, kTilesPerBlock = kQuadsPerBlock / kQuadsPerTile;
+static_assert(kQuadsPerTile == kThreads, "one quad of a tile per thread");
 
 using Batch = JobBatch<Tf32Job, kJobsPerLaunch>;
 
-// Groups of 4 source elements (the last of a row may be short).
-__host__ __device__ int64_t quads_of(const Tf32Job& job) { return job.rows * ((job.k + 3) / 4); }
+__host__ __device__ bool transposed(const Tf32Job& job) { return job.src_row_stride == 1 && job.src_col_stride != 1; }
+__host__ __device__ int64_t row_tiles(const Tf32Job& job) { return (job.rows + kTile - 1) / kTile; }
+
+// Units of work: groups of 4 source elements (the last of a row may be short), or for a transposed
+// job its tiles' quads.
+__host__ __device__ int64_t quads_of(const Tf32Job& job) {
+  if (transposed(job)) return row_tiles(job) * ((job.k + kTile - 1) / kTile) * kQuadsPerTile;
+  return job.rows * ((job.k + 3) / 4);
+}
 
 // x rounded to TF32 (10 mantissa bits), to nearest with ties away from zero, as the hardware's
 // own conversion does it; infinities and NaN unchanged.
@@ -37,9 +53,60 @@ __device__ __forceinline__ float to_tf32(float x) {
 #endif
 }
 
+// Writes source elements v[0..3] of a row at column col of its staged row: as they are, or their
+// hi parts there and their lo parts at lo_at + col (16-byte stores: col, lo_at and the pitch are
+// multiples of 4).
+__device__ __forceinline__ void store_quad(const Tf32Job& job, float* dst, int64_t col, const float (&v)[4]) {
+  if (job.lo_at == 0) {
+    *reinterpret_cast<float4*>(dst + col) = make_float4(v[0], v[1], v[2], v[3]);
+    return;
+  }
+  float hi[4], lo[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    hi[e] = to_tf32(v[e]);
+    lo[e] = to_tf32(v[e] - hi[e]);
+  }
+  *reinterpret_cast<float4*>(dst + col) = make_float4(hi[0], hi[1], hi[2], hi[3]);
+  *reinterpret_cast<float4*>(dst + job.lo_at + col) = make_float4(lo[0], lo[1], lo[2], lo[3]);
+}
+
+// A transposed job's tiles `first_tile`, `first_tile` + 1: a warp loads 32 consecutive source
+// elements (32 rows, one column k) per instruction, 4 columns per warp, into tile[k][row] (33
+// columns: the reads below hit 32 banks); then thread t writes row t / 8, columns 4·(t % 8)..+3.
+// Elements past k load as zeros, so every tile writes its whole 32 columns: together they fill
+// hi's padding up to lo_at and lo's up to the pitch (split), or the row up to the pitch (as is).
+// The branch is the block's (one job per block), so the barriers are reached by every thread.
+__device__ __forceinline__ void stage_transposed_tiles(const Tf32Job& job, int64_t first_tile) {
+  __shared__ float tile[kTile][kTile + 1];
+  const int64_t tiles = quads_of(job) / kQuadsPerTile, per_column = row_tiles(job);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (int u = 0; u < kTilesPerBlock; ++u) {
+    const int64_t t = first_tile + u;
+    if (t >= tiles) break;
+    const int64_t row0 = (t % per_column) * kTile, col0 = (t / per_column) * kTile;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int c = 4 * warp + e;
+      const int64_t row = row0 + lane, col = col0 + c;
+      tile[c][lane] = row < job.rows && col < job.k ? job.src[row + col * job.src_col_stride] : 0.0f;
+    }
+    __syncthreads();
+    const int r = threadIdx.x / 8, c = 4 * (threadIdx.x % 8);
+    const int64_t row = row0 + r, col = col0 + c;
+    const float v[4] = {tile[c][r], tile[c + 1][r], tile[c + 2][r], tile[c + 3][r]};
+    if (row < job.rows && (job.lo_at > 0 || col < job.pitch)) store_quad(job, job.dst + row * job.pitch, col, v);
+    __syncthreads();  // (the next tile reuses the buffer)
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) tf32_operand_kernel(const __grid_constant__ Batch jobs) {
   kernels::allow_dependent_launch();  // the matmul kernel after the copies may start its prologue
   const Tf32Job& job = job_of_block(jobs);
+  if (transposed(job)) {
+    stage_transposed_tiles(job, (int64_t(blockIdx.x) - job.first_block) * kTilesPerBlock);
+    return;
+  }
   const int64_t per_row = (job.k + 3) / 4, total = quads_of(job);
   const int64_t first = (int64_t(blockIdx.x) - job.first_block) * kQuadsPerBlock + threadIdx.x;
   // 16-byte loads: unit column stride, k and the row stride multiples of 4, an aligned base
@@ -69,21 +136,10 @@ __global__ void __launch_bounds__(kThreads) tf32_operand_kernel(const __grid_con
     const float v[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
     float* dst = job.dst + row[u] * job.pitch;
     // (a quad's elements past k were loaded as zeros: its 16 bytes fit below lo_at and the pitch)
-    if (job.lo_at == 0) {
-      *reinterpret_cast<float4*>(dst + col[u]) = x[u];
-      continue;
-    }
-    float hi[4], lo[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      hi[e] = to_tf32(v[e]);
-      lo[e] = to_tf32(v[e] - hi[e]);
-    }
-    *reinterpret_cast<float4*>(dst + col[u]) = make_float4(hi[0], hi[1], hi[2], hi[3]);
-    *reinterpret_cast<float4*>(dst + job.lo_at + col[u]) = make_float4(lo[0], lo[1], lo[2], lo[3]);
+    store_quad(job, dst, col[u], v);
     // zeros between hi's last quad and lo_at, and after lo's up to the pitch (under 32 elements),
     // by the row's first quad
-    if (col[u] == 0) {
+    if (job.lo_at > 0 && col[u] == 0) {
       const int64_t quads_end = (job.k + 3) / 4 * 4;
       for (int64_t c = quads_end; c < job.lo_at; ++c) dst[c] = 0.0f;
       for (int64_t c = job.lo_at + quads_end; c < job.pitch; ++c) dst[c] = 0.0f;
@@ -98,6 +154,14 @@ void launch_tf32_jobs(const std::vector<Tf32Job>& jobs, cudaStream_t stream) {
 }  // namespace
 
 Tf32Mode tf32_mode() { return at::globalContext().allowTF32CuBLAS() ? Tf32Mode::AsIs : Tf32Mode::Split; }
+
+bool fp32_kernels_enabled() {
+  const char* v = std::getenv("TORCH_GROUPED_FP32_KERNELS");
+  const std::string setting = v == nullptr ? "" : v;
+  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
+                    "TORCH_GROUPED_FP32_KERNELS must be 0 or 1; got '", setting, "'");
+  return setting == "1";
+}
 
 int Tf32Operands::add(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT(t.dim() == 2 && t.scalar_type() == at::kFloat);

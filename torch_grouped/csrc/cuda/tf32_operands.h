@@ -34,9 +34,15 @@ struct Tf32Job {
 
 enum class Tf32Mode { AsIs, Split };
 
-// Whether fp32 operands take the 3xTF32 split (syr2k, streamk_mm): torch's matmul precision for
-// fp32 on CUDA is full fp32 (allow_tf32 off, the default).
+// Whether fp32 operands take the 3xTF32 split (syr2k, gemm, streamk_mm): torch's matmul precision
+// for fp32 on CUDA is full fp32 (allow_tf32 off, the default).
 Tf32Mode tf32_mode();
+
+// Whether fp32 gemm and streamk_mm run on the TF32 kernels: TORCH_GROUPED_FP32_KERNELS=1; unset or
+// 0: cuBLAS (any other value is an error). Opt-in until those paths have run on a GPU (written
+// without one, session 18; syr2k's fp32 always takes its TF32 kernel). Read on every call, so that
+// tests and benchmarks can switch.
+bool fp32_kernels_enabled();
 
 class Tf32Operands {
  public:

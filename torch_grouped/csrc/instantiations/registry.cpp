@@ -32,6 +32,7 @@ TG_DECLARE(grouped_gemm_f16_128x256c2t_bkmajor)
 TG_DECLARE(grouped_gemm_f16_128x256c2t_bnmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bkmajor)
 TG_DECLARE(grouped_gemm_f16_64x128_bnmajor)
+TG_DECLARE(grouped_gemm_tf32_128x128_bkmajor)
 TG_DECLARE(grouped_gemm_bf16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_bf16_128x256_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x128_kgrouped)
@@ -93,6 +94,11 @@ const Entry kHalf[] = TG_TABLE(f16);
 
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m,
                                       bool tma_store) {
+  if (input == InputKind::TF32) {
+    TORCH_INTERNAL_ASSERT(tile_m == 128 && tile_n == 128 && b_k_major && cluster_m == 1 && !tma_store,
+                          "grouped GEMM TF32: 128x128 tiles, B K-major, no clusters or TMA stores only");
+    return {grouped_gemm_tf32_128x128_bkmajor, 128, 128, 1, grouped_gemm_tf32_128x128_bkmajor_resident, false};
+  }
   const Entry* table = input == InputKind::BFloat16 ? kBFloat16 : kHalf;
   for (int i = 0; i < int(sizeof(kBFloat16) / sizeof(Entry)); ++i) {
     const GroupedGemmKernel& k = table[i].n_major;

@@ -10,8 +10,8 @@ namespace torch_grouped::kernels {
 
 using GroupedGemmLauncher = void (*)(const GroupedGemmArgs&, int grid, cudaStream_t);
 
-// TF32: fp32 tensors read through TF32 WGMMA (the Rank2K kernels, and the Stream-K kernel's
-// 128 x 128 tiles with B K-major).
+// TF32: fp32 tensors read through TF32 WGMMA (the Rank2K kernels; the grouped and Stream-K
+// kernels' 128 x 128 tiles with B K-major).
 enum class InputKind : int32_t { BFloat16 = 0, Half = 1, TF32 = 2 };
 
 struct GroupedGemmKernel {
@@ -37,7 +37,7 @@ struct GroupedGemmKernel {
 };
 
 // The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128; with
-// cluster_m = 2 and/or tma_store only 128x256) and B K-major or N-major.
+// cluster_m = 2 and/or tma_store only 128x256) and B K-major or N-major (TF32: 128x128, B K-major).
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1,
                                       bool tma_store = false);
 

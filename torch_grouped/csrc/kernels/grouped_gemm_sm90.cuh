@@ -367,7 +367,7 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
       }
       if constexpr (Cfg::AKMajor) {
         int32_t k_in_a = kb * Cfg::BK, k_in_b = k_in_a;
-        if constexpr (sizeof(T) == 4) {  // 3xTF32 (streamk_mm): a's parts hi, hi, lo against b's hi, lo, hi
+        if constexpr (sizeof(T) == 4) {  // 3xTF32 (gemm, streamk_mm): a's parts hi, hi, lo against b's hi, lo, hi
           if (p.tf32_split) split_k_coords(kb, kblocks / 3, Cfg::BK, k_in_a, k_in_b);
         }
         load_a_k_major<Cfg>(q.a, q.a_batch, bar, a, k_in_a, row);
