@@ -49,12 +49,12 @@ def _peers(a, b, dtype, device, composite_name):
         else:
             for tile in tiles:
                 peers[f"GEMM scheduler, {tile} tiles"] = with_env({**gemm, "TORCH_GROUPED_SYR2K_TILE": tile},
-                                                                   lambda: tg.syr2k(a, b))
+                                                                  lambda: tg.syr2k(a, b))
             # the triangle in each tile, and the plain triangle walk without Stream-K work units
             for tile in tiles:
                 peers[f"triangle, {tile} tiles"] = with_env({"TORCH_GROUPED_SYR2K_TILE": tile}, lambda: tg.syr2k(a, b))
             peers["triangle walk, data_parallel"] = with_env({"TORCH_GROUPED_SYR2K_DECOMPOSITION": "data_parallel"},
-                                                              lambda: tg.syr2k(a, b))
+                                                             lambda: tg.syr2k(a, b))
     return peers
 
 

@@ -85,12 +85,14 @@ __device__ __forceinline__ void stage_transposed_tiles(const Tf32Job& job, int64
     const int64_t t = first_tile + u;
     if (t >= tiles) break;
     const int64_t row0 = (t % per_column) * kTile, col0 = (t / per_column) * kTile;
+    float x[4];  // (all four loads in flight before the shared-memory stores)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int c = 4 * warp + e;
-      const int64_t row = row0 + lane, col = col0 + c;
-      tile[c][lane] = row < job.rows && col < job.k ? job.src[row + col * job.src_col_stride] : 0.0f;
+      const int64_t row = row0 + lane, col = col0 + 4 * warp + e;
+      x[e] = row < job.rows && col < job.k ? job.src[row + col * job.src_col_stride] : 0.0f;
     }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) tile[4 * warp + e][lane] = x[e];
     __syncthreads();
     const int r = threadIdx.x / 8, c = 4 * (threadIdx.x % 8);
     const int64_t row = row0 + r, col = col0 + c;
