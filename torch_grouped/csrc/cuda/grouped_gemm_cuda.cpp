@@ -283,8 +283,9 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
 
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
   std::vector<at::Tensor> keep;
-  StagedOperands operands;  // group j's A is operand 2j, its B 2j + 1
+  StagedOperands operands;  // group j's A is operand 2j, its B 2j + 1 (bf16, fp16; or as TF32)
   Tf32Operands tf32_operands(tf32 ? tf32_mode() : Tf32Mode::AsIs);
+  auto operand = [&](int i) -> const std::optional<TmaOperand>& { return tf32 ? tf32_operands[i] : operands[i]; };
   for (size_t j = 0; j < order.size(); ++j) {
     const int32_t i = active[order[j]];
     if (tf32) {
@@ -301,8 +302,8 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   std::vector<ListProblem> problems(active.size());
   for (size_t j = 0; j < order.size(); ++j) {
     const int32_t i = active[order[j]];
-    const auto& a_op = tf32 ? tf32_operands[static_cast<int>(2 * j)] : operands[static_cast<int>(2 * j)];
-    const auto& b_op = tf32 ? tf32_operands[static_cast<int>(2 * j + 1)] : operands[static_cast<int>(2 * j + 1)];
+    const auto& a_op = operand(static_cast<int>(2 * j));
+    const auto& b_op = operand(static_cast<int>(2 * j + 1));
     if (!a_op || !b_op) return gemm_portable(a, b, out_dtype, schedule, sort_by_k);  // beyond TMA's extents (2^31 rows)
     const int64_t k = tf32_operands.kernel_k(shapes[i].k);  // (split: 3 parts of K rounded up to 32)
     problems[j] = ListProblem{{shapes[i].m, shapes[i].n, k, out[i].data_ptr(), out[i].stride(0),

@@ -1,12 +1,14 @@
-// fp32 operands for the TF32 kernels (Rank2K, Stream-K), as TMA addresses them. TF32 WGMMA reads
-// the top 19 bits of each fp32 element (sign, exponent, 10 mantissa bits). The two modes:
+// fp32 operands for the TF32 kernels (Rank2K, grouped, Stream-K), as TMA addresses them. TF32
+// WGMMA reads the top 19 bits of each fp32 element (sign, exponent, 10 mantissa bits). The two
+// modes:
 //   Split (torch's matmuls in full fp32: torch.backends.cuda.matmul.allow_tf32 off) — 3xTF32:
 //     x = hi + lo with hi = tf32(x), lo = tf32(x - hi), and a·bᵀ ≈ a_hi·b_hiᵀ + a_hi·b_loᵀ +
 //     a_lo·b_hiᵀ (the lo·lo term is below fp32's rounding). One K loop of three times the length
 //     computes it: each operand row staged as [hi | lo] (lo from the K block after hi's last),
 //     the kernel's producer reading a's parts as hi, hi, lo and b's as hi, lo, hi
 //     (kernels::split_k_coords, args.tf32_split), so that a pass sums the products above
-//     (syr2k's second pass their transpose; streamk_mm has one pass, B staged as Bᵀ's rows).
+//     (syr2k's second pass their transpose; gemm and streamk_mm have one pass, B staged as Bᵀ's
+//     rows).
 //   AsIs (allow_tf32 on): the operand itself, copied only where TMA cannot address it.
 // Every copy of one call shares one allocation and one launch, as StagedOperands does for the
 // half-precision kernels.
