@@ -24,7 +24,7 @@ ANCHOR_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 
                  (3456, 3456, 3456), (8192, 1024, 8192), (16384, 16384, 256), (6144, 6144, 1024),
                  (1408, 1408, 8192), (2176, 2176, 4096), (768, 3072, 12288)]
 CPU_SHAPES = [(256, 256, 256), (128, 128, 2048), (96, 200, 700)]
-# fp32 on the TF32 kernel (TORCH_GROUPED_FP32_KERNELS=1; 3xTF32 under torch's default precision)
+# fp32 (3xTF32 on the TF32 kernel where it beats cuBLAS, under torch's default precision)
 # against fp32 cuBLAS, on the GPU only: big and awkward anchors, and an unaligned shape.
 FP32_SHAPES = [(4096, 4096, 4096), (2304, 2304, 2048), (1408, 1408, 8192), (512, 1024, 32768),
                (128, 128, 65536), (8192, 1024, 8192), (1000, 3000, 5000)]
@@ -67,14 +67,17 @@ def _case(m, n, k, dtype, device, name, tol):
 
 
 def _fp32_case(m, n, k, device):
-    """fp32 on the TF32 kernel (TORCH_GROUPED_FP32_KERNELS=1): 3xTF32 under torch's default
-    precision (allow_tf32 off) against fp32 cuBLAS; one TF32 pass and cuBLAS's own TF32 (both
-    under allow_tf32) as further peers."""
+    """fp32 as users call it (TORCH_GROUPED_FP32_KERNELS unset: the TF32 kernel where it was measured
+    faster, else cuBLAS) against fp32 cuBLAS, under torch's default precision (allow_tf32 off:
+    3xTF32); the TF32 kernel forced (`auto`, and data_parallel), one TF32 pass forced, and cuBLAS's
+    own TF32 (both under allow_tf32) as further peers."""
     a = torch.randn(m, k, device=device)
     b = torch.randn(k, n, device=device)
-    ours = with_env({"TORCH_GROUPED_FP32_KERNELS": "1"}, lambda: tg.streamk_mm(a, b))
-    return Case("streamk_mm", f"fp32 {m}x{n}x{k}", torch.float32, ours,
-                {"torch.mm (fp32)": lambda: torch.mm(a, b), "ours, one TF32 pass": with_tf32(ours),
+    forced = lambda **kw: with_env({"TORCH_GROUPED_FP32_KERNELS": "1"}, lambda: tg.streamk_mm(a, b, **kw))  # noqa: E731
+    return Case("streamk_mm", f"fp32 {m}x{n}x{k}", torch.float32, lambda: tg.streamk_mm(a, b),
+                {"torch.mm (fp32)": lambda: torch.mm(a, b), "ours, TF32 kernel": forced(),
+                 "ours, TF32 kernel, data_parallel": forced(decomposition="data_parallel"),
+                 "ours, one TF32 pass": with_tf32(forced()),
                  "torch.mm (TF32)": with_tf32(lambda: torch.mm(a, b))},
                 2.0 * m * n * k, "mm", 1e-5)
 

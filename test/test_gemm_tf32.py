@@ -1,8 +1,8 @@
 """fp32 gemm (list API) on the Hopper grouped kernel through TF32 WGMMA
-(TORCH_GROUPED_FP32_KERNELS=1): fp32-accurate by default (3xTF32: each A and each Bᵀ staged as
+(TORCH_GROUPED_FP32_KERNELS=1, else where it beats cuBLAS): fp32-accurate by default (3xTF32: each A and each Bᵀ staged as
 TF32 hi and lo parts, K three times as long), one TF32 pass where torch allows TF32 matmuls;
 ragged groups with empty ones, mixed B layouts, K that TMA cannot address, both scheduler modes,
-sorted or not, CUDA graphs; and the loop of cuBLAS while the variable is unset."""
+sorted or not, CUDA graphs; and which of our kernel and the loop of cuBLAS runs by default."""
 import random
 
 import pytest
@@ -125,11 +125,31 @@ def test_fp32_takes_its_kernel(tf32):
     assert any("tf32_operand_kernel" in n for n in names), names
 
 
-def test_cublas_unless_asked(monkeypatch):
-    """Without TORCH_GROUPED_FP32_KERNELS=1, fp32 stays on cuBLAS; another value is an error."""
+@pytest.mark.parametrize("setting, tf32, big, ours", [
+    (None, False, True, True),    # 3xTF32: faster than a loop of fp32 cuBLAS calls
+    (None, True, False, True),    # one TF32 pass on small groups: a launch per group outweighs cuBLAS's rate
+    (None, True, True, False),    # one TF32 pass on big groups (over 4 GFLOP each): cuBLAS
+    ("0", False, False, False),
+    ("1", True, True, True),
+])
+def test_default_dispatch(monkeypatch, setting, tf32, big, ours):
+    """TORCH_GROUPED_FP32_KERNELS unset: our kernel where it was measured faster than cuBLAS;
+    0: cuBLAS; 1: our kernel (the fixture's setting)."""
+    g = torch.Generator().manual_seed(3)
+    m, n, k = (2048, 2048, 1024) if big else (64, 96, 80)
+    a = [torch.randn(m, k, generator=g).cuda() for _ in range(2)]
+    b = [torch.randn(k, n, generator=g).cuda() for _ in range(2)]
+    if setting is None:
+        monkeypatch.delenv("TORCH_GROUPED_FP32_KERNELS")
+    else:
+        monkeypatch.setenv("TORCH_GROUPED_FP32_KERNELS", setting)
+    with allow_tf32(tf32):
+        names = kernels_launched(lambda: tg.gemm(a, b))
+    assert any(KERNEL in n for n in names) == ours, names
+
+
+def test_bad_setting(monkeypatch):
     a, b = list_problem(8, 6)
-    monkeypatch.delenv("TORCH_GROUPED_FP32_KERNELS")
-    assert not any("GroupedGemmConfig" in n for n in kernels_launched(lambda: tg.gemm(a, b)))
     monkeypatch.setenv("TORCH_GROUPED_FP32_KERNELS", "yes")
     with pytest.raises(ValueError, match="TORCH_GROUPED_FP32_KERNELS must be 0 or 1"):
         tg.gemm(a, b)

@@ -1,8 +1,9 @@
-"""fp32 streamk_mm on the Hopper Stream-K kernel through TF32 WGMMA (TORCH_GROUPED_FP32_KERNELS=1):
+"""fp32 streamk_mm on the Hopper Stream-K kernel through TF32 WGMMA (TORCH_GROUPED_FP32_KERNELS=1, else
+where it beats cuBLAS):
 fp32-accurate by default (3xTF32: both operands staged as TF32 hi and lo parts, K three times as
 long), one TF32 pass where torch allows TF32 matmuls; every decomposition, K off the 32-element
 step, operands TMA cannot address, transposed and offset views, bitwise repeats, CUDA graphs; and
-cuBLAS while the variable is unset."""
+which of our kernel and cuBLAS runs by default."""
 import pytest
 import torch
 
@@ -127,11 +128,29 @@ def test_fp32_takes_its_kernel(tf32):
     assert any("tf32_operand_kernel" in n for n in names), names
 
 
-def test_cublas_unless_asked(monkeypatch):
-    """Without TORCH_GROUPED_FP32_KERNELS=1, fp32 stays on cuBLAS; another value is an error."""
-    a, b = operands(300, 520, 4000)
-    monkeypatch.delenv("TORCH_GROUPED_FP32_KERNELS")
-    assert not any("GroupedGemmConfig" in n for n in kernels_launched(lambda: tg.streamk_mm(a, b)))
+@pytest.mark.parametrize("setting, tf32, m, n, ours", [
+    (None, False, 1024, 1024, True),   # 3xTF32 where m and n's harmonic mean reaches 1024
+    (None, False, 300, 520, False),    # smaller: the staging outweighs the gain
+    (None, True, 1024, 1024, False),   # one TF32 pass: cuBLAS's TF32 is faster
+    ("0", False, 1024, 1024, False),
+    ("1", True, 300, 520, True),
+])
+def test_default_dispatch(monkeypatch, setting, tf32, m, n, ours):
+    """TORCH_GROUPED_FP32_KERNELS unset: our kernel where it was measured faster than cuBLAS;
+    0: cuBLAS; 1: our kernel (the fixture's setting); another value is an error."""
+    a, b = operands(m, n, 512)
+    if setting is None:
+        monkeypatch.delenv("TORCH_GROUPED_FP32_KERNELS")
+    else:
+        monkeypatch.setenv("TORCH_GROUPED_FP32_KERNELS", setting)
+    with allow_tf32(tf32):
+        names = kernels_launched(lambda: tg.streamk_mm(a, b))
+        assert any(KERNEL in n for n in names) == ours, names
+        assert (torch.ops.grouped._streamk_tile(a, b)[2] == 32) == ours  # the TF32 kernel's K step
+
+
+def test_bad_setting(monkeypatch):
+    a, b = operands(300, 520, 64)
     monkeypatch.setenv("TORCH_GROUPED_FP32_KERNELS", "yes")
     with pytest.raises(ValueError, match="TORCH_GROUPED_FP32_KERNELS must be 0 or 1"):
         tg.streamk_mm(a, b)

@@ -34,9 +34,10 @@ def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
     On Hopper, all groups run in one persistent kernel. ``schedule`` says how its CTAs find their
     tiles: ``"host"`` (per-CTA lists computed on the host, sent with the problem table),
     ``"device"`` (each warp walks the groups itself) or ``"auto"`` (host). ``sort_by_k`` visits
-    the groups by K, descending, so that the longest tiles are dealt out first. fp32 inputs take
-    cuBLAS per group, or with ``TORCH_GROUPED_FP32_KERNELS=1`` the same kernel through TF32
-    (fp32-accurate 3xTF32 unless torch allows TF32 matmuls; not yet run on a GPU, see README).
+    the groups by K, descending, so that the longest tiles are dealt out first. fp32 inputs run the
+    same kernel through TF32 (fp32-accurate 3xTF32 unless torch allows TF32 matmuls; then only
+    groups averaging under 4 GFLOP, else cuBLAS per group); ``TORCH_GROUPED_FP32_KERNELS=0`` or
+    ``1`` forces cuBLAS or the kernel (README).
     """
     a, b = list(a), list(b)
     if not a and not b:  # no groups: nothing to dispatch on, nothing to compute
@@ -89,7 +90,9 @@ def streamk_mm(a: torch.Tensor, b: torch.Tensor, *, decomposition: str = "auto",
     ``decomposition``: ``auto`` (the Stream-K paper's analytical model picks), ``data_parallel``,
     ``split_k`` (``splits`` slices of K), ``stream_k``, ``dp_one_tile_sk`` or ``two_tile_sk_dp``.
     ``splits`` and ``grid`` (persistent CTAs) are chosen automatically when 0. fp32 inputs take
-    cuBLAS, or with ``TORCH_GROUPED_FP32_KERNELS=1`` the Stream-K kernel through TF32 (as ``gemm``).
+    the Stream-K kernel through 3xTF32 (fp32-accurate) where M and N's harmonic mean is 1024 or
+    more and torch does not allow TF32 matmuls, cuBLAS otherwise; ``TORCH_GROUPED_FP32_KERNELS=0``
+    or ``1`` forces cuBLAS or the kernel (README).
     """
     return _call(_ops.streamk_mm, (a, b), a, b, decomposition=decomposition, splits=splits, grid=grid)
 

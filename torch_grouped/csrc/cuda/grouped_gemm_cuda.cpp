@@ -1,6 +1,6 @@
 // CUDA paths of gemm (list API) and grouped_mm (offsets API) through the persistent grouped GEMM
 // kernel (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp64, fp32
-// unless TORCH_GROUPED_FP32_KERNELS=1 (gemm only), operands TMA cannot address) takes the portable
+// where cuBLAS is faster (gemm only; tf32_operands.h), operands TMA cannot address) takes the portable
 // path: correct, slower.
 #include "grouped_gemm_cuda.h"
 
@@ -152,6 +152,13 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   return out;
 }
 
+// The multiply-adds of the list's matmuls, counted as two operations each.
+double flops(const std::vector<GroupShape>& shapes) {
+  double total = 0.0;
+  for (const GroupShape& s : shapes) total += 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  return total;
+}
+
 }  // namespace
 
 at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& offs,
@@ -240,7 +247,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   ensure_context(a[0].get_device());
   // fp32: the TF32 kernel (128 x 128 tiles), on operands Tf32Operands stages K-major (B's columns
   // as rows), split into TF32 hi and lo parts (3xTF32) unless torch allows TF32 matmuls.
-  const bool tf32 = a[0].scalar_type() == at::kFloat && fp32_kernels_enabled();
+  const bool tf32 = a[0].scalar_type() == at::kFloat && fp32_gemm_on_kernel(static_cast<int64_t>(shapes.size()), flops(shapes));
   if (!(kernel_dtype(a[0].scalar_type()) || tf32) || !kernel_device(a[0])) {
     return gemm_portable(a, b, out_dtype, schedule, sort_by_k);
   }

@@ -1,7 +1,7 @@
 // CUDA path of streamk_mm: the plan (sched/streamk_plan.h, `auto` through the calibrated model of
 // sched/streamk_model.h) run by the persistent kernel in its Stream-K mode
-// (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp64, fp32 unless
-// TORCH_GROUPED_FP32_KERNELS=1, operands TMA cannot address) goes to cuBLAS.
+// (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp64, fp32 where
+// cuBLAS is faster (tf32_operands.h), operands TMA cannot address) goes to cuBLAS.
 #include "streamk_cuda.h"
 
 #include <c10/cuda/CUDAGuard.h>
@@ -132,6 +132,7 @@ struct KernelOperands {
   RowCopies rows;
   int tile_n = 128;
   int64_t k = 0;         // the K the kernel runs
+  int k_passes = 1;      // the passes over the operands in it (3xTF32: 3)
   int tile_k = kTileK;   // its K step
 };
 
@@ -169,6 +170,7 @@ KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStrea
   KernelOperands o;
   o.b_k_major = true;
   o.k = staged.kernel_k(a.size(1));
+  o.k_passes = staged.passes();
   o.tile_k = tile_k(at::kFloat);
   o.addressable = staged[ia].has_value() && staged[ib].has_value();
   if (!o.addressable) return o;
@@ -209,7 +211,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   bool is_auto = false;
   const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
   const c10::cuda::CUDAGuard guard(a.device());
-  const bool tf32 = a.scalar_type() == at::kFloat && fp32_kernels_enabled();
+  const bool tf32 = a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1));
   if (!(kernel_dtype(a.scalar_type()) || tf32) || !kernel_device(a)) return matmul_accumulate(a, b, a.scalar_type());
   ensure_context(a.get_device());
   const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
@@ -226,8 +228,12 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const KernelOperands o = tf32 ? tf32_operands(a, b, stream, keep, p) : half_operands(a, b, device, g, stream, keep, p);
   if (!o.addressable) return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
   const int tile_n = o.tile_n;
-  p.streamk = resolve_streamk_plan_cached(tile_n == 256 ? models.wide : models.narrow, d, is_auto, splits, m, n, o.k,
+  // 3xTF32's K loop is three passes over the operands: `auto` chooses as for one pass (see
+  // sched::replan_for_k), then that plan runs the whole loop.
+  const int64_t passes = o.k_passes, pass_k = o.k / passes;
+  p.streamk = resolve_streamk_plan_cached(tile_n == 256 ? models.wide : models.narrow, d, is_auto, splits, m, n, pass_k,
                                           kStreamKTileM, tile_n, o.tile_k, g, /*may_separate=*/true);
+  if (passes > 1) p.streamk = sched::replan_for_k(p.streamk, m, n, o.k, kStreamKTileM, tile_n, o.tile_k, /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
   p.m = m, p.n = n, p.k = o.k;
   p.groups = 1;
@@ -260,7 +266,7 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   check_streamk(a, b, "auto", 0, grid, is_auto);
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
-  if (a.scalar_type() == at::kFloat && fp32_kernels_enabled()) return {kStreamKTileM, 128, tile_k(at::kFloat)};
+  if (a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1))) return {kStreamKTileM, 128, tile_k(at::kFloat)};
   const bool k_major = b_is_k_major(a.size(1), b.size(1), b.stride(0), b.stride(1));
   const bool rows = kernel_dtype(a.scalar_type()) && row_copies(a, b, k_major, g).on();
   return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows), kTileK};

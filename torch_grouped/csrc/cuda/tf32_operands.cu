@@ -157,12 +157,47 @@ void launch_tf32_jobs(const std::vector<Tf32Job>& jobs, cudaStream_t stream) {
 
 Tf32Mode tf32_mode() { return at::globalContext().allowTF32CuBLAS() ? Tf32Mode::AsIs : Tf32Mode::Split; }
 
-bool fp32_kernels_enabled() {
+namespace {
+
+enum class Fp32Kernels { Measured, Never, Always };
+
+Fp32Kernels fp32_kernels_setting() {
   const char* v = std::getenv("TORCH_GROUPED_FP32_KERNELS");
   const std::string setting = v == nullptr ? "" : v;
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_FP32_KERNELS must be 0 or 1; got '", setting, "'");
-  return setting == "1";
+  return setting.empty() ? Fp32Kernels::Measured : (setting == "1" ? Fp32Kernels::Always : Fp32Kernels::Never);
+}
+
+}  // namespace
+
+// Measured on the H100 (session 19): in one TF32 pass cuBLAS's own TF32 kernels beat ours on every
+// streamk_mm shape (0.57 vs 0.37 ms on 4096³), so allow_tf32 keeps cuBLAS. 3xTF32 against fp32
+// cuBLAS: the staging reads and writes about 20·(m + n)·k bytes, the matmul costs three TF32
+// passes, cuBLAS runs fp32 at ~50 TFLOP/s; ours wins once the harmonic mean of m and n passes
+// ~1000 (1000 x 3000 x 5000: 1.24x, 1408² x 8192: 1.37x; 512 x 1024 x 32768: 0.74x,
+// 128 x 128 x 65536: 0.43x).
+bool fp32_streamk_on_kernel(int64_t m, int64_t n) {
+  switch (fp32_kernels_setting()) {
+    case Fp32Kernels::Never: return false;
+    case Fp32Kernels::Always: return true;
+    case Fp32Kernels::Measured: break;
+  }
+  return tf32_mode() == Tf32Mode::Split && 2 * m * n >= 1024 * (m + n);
+}
+
+// gemm's peer is a loop of cuBLAS calls, a launch each: 3xTF32 on the grouped kernel beat the loop
+// of fp32 mm on every case (64 x 128 x 1024 x 1024: 1.28x, 4 x 4096³: 1.67x); in one TF32 pass
+// ours wins where groups are small (64 x 128 x 1024 x 1024: 2.4x) and loses on big ones
+// (4 x 4096³: 0.79x): cuBLAS's TF32 rate is ~1.5x ours, which a launch (~5 µs) outweighs below a
+// few GFLOP per group.
+bool fp32_gemm_on_kernel(int64_t groups, double flops) {
+  switch (fp32_kernels_setting()) {
+    case Fp32Kernels::Never: return false;
+    case Fp32Kernels::Always: return true;
+    case Fp32Kernels::Measured: break;
+  }
+  return tf32_mode() == Tf32Mode::Split || flops < 4e9 * static_cast<double>(groups);
 }
 
 int Tf32Operands::add(const at::Tensor& t) {

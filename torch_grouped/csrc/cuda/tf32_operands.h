@@ -40,11 +40,12 @@ enum class Tf32Mode { AsIs, Split };
 // for fp32 on CUDA is full fp32 (allow_tf32 off, the default).
 Tf32Mode tf32_mode();
 
-// Whether fp32 gemm and streamk_mm run on the TF32 kernels: TORCH_GROUPED_FP32_KERNELS=1; unset or
-// 0: cuBLAS (any other value is an error). Opt-in until those paths have run on a GPU (written
-// without one, session 18; syr2k's fp32 always takes its TF32 kernel). Read on every call, so that
-// tests and benchmarks can switch.
-bool fp32_kernels_enabled();
+// Where fp32 gemm and streamk_mm run, by TORCH_GROUPED_FP32_KERNELS: unset, the TF32 kernels where
+// they were measured faster than cuBLAS (the rules below); 0, cuBLAS always; 1, the TF32 kernels
+// always (any other value is an error). Read on every call, so that tests and benchmarks can switch.
+// (syr2k's fp32 always takes its TF32 kernel.)
+bool fp32_streamk_on_kernel(int64_t m, int64_t n);
+bool fp32_gemm_on_kernel(int64_t groups, double flops);
 
 class Tf32Operands {
  public:
@@ -54,7 +55,9 @@ class Tf32Operands {
   bool split() const { return mode_ == Tf32Mode::Split; }
   // The length of K the kernel runs for an operand of k columns: 3 parts of hi's padded length
   // when split.
-  int64_t kernel_k(int64_t k) const { return split() ? 3 * lo_at(k) : k; }
+  int64_t kernel_k(int64_t k) const { return split() ? passes() * lo_at(k) : k; }
+  // The passes over the operands that K loop makes (hi·hi, hi·lo, lo·hi when split).
+  int passes() const { return split() ? 3 : 1; }
   // Where a split row's lo parts start: hi's length rounded up to whole K blocks of 32.
   static int64_t lo_at(int64_t k) { return (k + 31) / 32 * 32; }
   // Makes the copies on `stream`; the buffer goes to `keep` (alive until the kernel is queued).

@@ -138,6 +138,17 @@ inline StreamKPlan resolve_streamk_plan(const StreamKModel& model, Decomposition
   return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, splits, grid, may_separate);
 }
 
+// `plan`'s decomposition, split count and grid over a K loop of length k. For a loop of several
+// passes over the same operands (3xTF32: hi·hi, hi·lo, lo·hi) `auto` chooses for one pass and runs
+// the choice over all of them: the model, fitted on single passes, sees three times the iterations
+// per tile as a reason for Stream-K's balance, but Stream-K's CTAs, spread over the tiles at
+// different K offsets, share no operand block in L2 as a data-parallel wave does (fp32 4096³ in
+// 3xTF32, H100, session 19: auto's stream_k 2.99 ms; one pass, data-parallel: 0.57 ms).
+inline StreamKPlan replan_for_k(const StreamKPlan& plan, int64_t m, int64_t n, int64_t k, int64_t tile_m,
+                                int64_t tile_n, int64_t tile_k, bool may_separate) {
+  return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, plan.decomposition, plan.splits, plan.grid, may_separate);
+}
+
 // Whether streamk_mm reads the operands TMA cannot address (with 4-byte aligned rows) by row copies
 // into its stages (kernels/row_copy.cuh) rather than through pitched copies: only where its 128 x 128
 // tiles are very few, at most one per sixteen of the `grid` CTAs. There each tile's long K is
