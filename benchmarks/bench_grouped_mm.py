@@ -3,7 +3,7 @@ K-grouped form (2-D x 2-D, the MoE weight gradient dW = xᵀ dY) of the same lay
 import torch
 
 import torch_grouped as tg
-from common import Case, on_gpu
+from common import Case, on_gpu, with_tf32
 
 # (name, groups, N, K, tokens, dtype, routing)
 GPU_CASES = [
@@ -15,6 +15,7 @@ GPU_CASES = [
     ("32x_256x4096x2048_bf16", 32, 4096, 2048, 8192, torch.bfloat16, "balanced"),
     ("32x_256x4096x2048_fp16", 32, 4096, 2048, 8192, torch.float16, "balanced"),
     ("32x_256x4096x2048_fp32", 32, 4096, 2048, 8192, torch.float32, "balanced"),
+    ("small_64x_128x_1024x1024_fp32", 64, 1024, 1024, 8192, torch.float32, "balanced"),
     ("skewed_32x_4096x2048_T8k_empty_experts", 32, 4096, 2048, 8192, torch.bfloat16, "skewed"),
     ("decode_8x_4096x14336_T64", 8, 14336, 4096, 64, torch.bfloat16, "balanced"),
 ]
@@ -74,6 +75,10 @@ def cases(device):
         except (RuntimeError, AttributeError, NotImplementedError):
             pass  # not supported for this dtype or device: the loop is the peer
         peers["loop of mm"] = loop
+        if on_gpu(device) and dtype == torch.float32:  # one TF32 pass (ours, and torch's where it has one)
+            for peer in list(peers):
+                peers[f"{peer} (TF32)"] = with_tf32(peers[peer])
+            peers["ours, one TF32 pass"] = with_tf32(lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs))
         yield Case("grouped_mm", name, dtype, lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs), peers,
                    2.0 * int(ends[-1]) * n * k, "mm", TOL[dtype])
     yield from wgrad_cases(device)

@@ -71,6 +71,12 @@ def allow_tf32(on):
         torch.backends.cuda.matmul.allow_tf32 = before
 
 
+def poison():
+    """Fills 64 MB of the caching allocator's memory with NaN: outputs that reuse it show their
+    unwritten elements as NaN."""
+    torch.empty(1 << 24, device="cuda").fill_(float("nan"))
+
+
 def kernels_launched(fn):
     """Names of the CUDA kernels that fn() launches (the profiler's, demangled)."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:

@@ -1,6 +1,6 @@
 // CUDA paths of gemm (list API) and grouped_mm (offsets API) through the persistent grouped GEMM
 // kernel (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp64, fp32
-// where cuBLAS is faster (gemm only; tf32_operands.h), operands TMA cannot address) takes the portable
+// where cuBLAS is faster and fp32 K-grouped grouped_mm (tf32_operands.h), operands TMA cannot address) takes the portable
 // path: correct, slower.
 #include "grouped_gemm_cuda.h"
 
@@ -166,7 +166,11 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const GroupedMmShape s = check_grouped_mm(a, b, offs, out_dtype);
   c10::cuda::CUDAGuard guard(a.device());
   ensure_context(a.get_device());
-  if (!kernel_dtype(a.scalar_type()) || !kernel_device(a)) return grouped_mm_portable(a, b, offs, out_dtype);
+  // fp32: the TF32 kernel (128 x 128 tiles) on operands Tf32Operands stages K-major, split into
+  // TF32 hi and lo parts unless torch allows TF32 matmuls, as gemm's; not the K-grouped form (its
+  // A is read M-major, and each group's K would need its own split).
+  const bool tf32 = a.scalar_type() == at::kFloat && s.form != GroupedMmForm::A2dB2d && fp32_grouped_mm_on_kernel();
+  if (!(kernel_dtype(a.scalar_type()) || tf32) || !kernel_device(a)) return grouped_mm_portable(a, b, offs, out_dtype);
   at::Tensor out = at::empty(s.out_sizes, a.options().dtype(s.out_dtype));
   const int64_t k = a.size(-1);
   if (out.numel() == 0) return out;
@@ -211,29 +215,38 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       break;
   }
   const int sms = multiprocessor_count(a.get_device());
-  const TileOption& tile = chosen_tile(
-      [&]() -> const TileOption& { return sched::choose_uniform_tile(k, sms, [&](const TileOption& t) { return tiles(t, false); }); });
+  const TileOption& tile = tf32 ? sched::kTileOptions[1] : chosen_tile([&]() -> const TileOption& {  // (TF32: 128 x 128)
+    return sched::choose_uniform_tile(k, sms, [&](const TileOption& t) { return tiles(t, false); });
+  });
   // Columns grouped by offsets (3-D x 2-D) start anywhere, and TMA faults (illegal instruction)
   // on a swizzled box whose innermost start coordinate is not 16-byte aligned: there B is read
   // K-major, where the group's first column is an outer coordinate (an N-major B is copied).
   const int64_t kb = b.dim() - 2;  // B's K axis
-  const bool k_major = s.form == GroupedMmForm::A3dB2d || b_is_k_major(b.size(kb), b.size(kb + 1), b.stride(kb), b.stride(kb + 1));
+  const bool k_major = tf32 || s.form == GroupedMmForm::A3dB2d || b_is_k_major(b.size(kb), b.size(kb + 1), b.stride(kb), b.stride(kb + 1));
   std::vector<at::Tensor> keep;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(a.get_device()).stream();
   StagedOperands operands;
-  const int ia = operands.add(a), ib = operands.add(b, /*transposed=*/k_major);
-  operands.copy(a.device(), c10::cuda::getCurrentCUDAStream(a.get_device()).stream(), keep);
-  if (!operands[ia] || !operands[ib]) return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents
+  Tf32Operands tf32_operands(tf32 ? tf32_mode() : Tf32Mode::AsIs);
+  auto operand = [&](int i) -> const std::optional<TmaOperand>& { return tf32 ? tf32_operands[i] : operands[i]; };
+  // (TF32: B's columns staged as rows, [G, N, K] or [N, K].)
+  const int ia = tf32 ? tf32_operands.add(a) : operands.add(a);
+  const int ib = tf32 ? tf32_operands.add(b.transpose(-2, -1)) : operands.add(b, /*transposed=*/k_major);
+  operands.copy(a.device(), stream, keep);
+  tf32_operands.copy(a.device(), stream, keep);
+  if (!operand(ia) || !operand(ib)) return grouped_mm_portable(a, b, offs, out_dtype);  // beyond TMA's extents
+  if (tf32) p.k = tf32_operands.kernel_k(k), p.tf32_split = tf32_operands.split();  // (split: 3 parts of K rounded up to 32)
   // TORCH_GROUPED_TMA_STORE=1: the TMA-store epilogue where one output map serves (not RaggedN,
-  // whose column groups a box would cross) and the output's rows are 16-byte aligned.
-  const std::optional<CUtensorMap> c_map = p.form != GroupedForm::RaggedN ? output_map(out, /*by_default=*/false) : std::nullopt;
+  // whose column groups a box would cross) and the output's rows are 16-byte aligned (not TF32's kernel).
+  const std::optional<CUtensorMap> c_map =
+      p.form != GroupedForm::RaggedN && !tf32 ? output_map(out, /*by_default=*/false) : std::nullopt;
   const kernels::GroupedGemmKernel kernel = kernel_for(a.scalar_type(), tile, k_major, c_map.has_value());
   if (kernel.tma_store) p.c_map = *c_map;
   // The persistent grid: every resident CTA, or one per tile (a cluster per pair tile) if fewer.
   const int64_t walkers = std::min<int64_t>(kernel.resident(a.get_device()) / kernel.cluster_m, tiles(tile, true));
-  p.a_map = a_map(*operands[ia], kernel.tile_m, a.scalar_type());
-  p.b_map = b_map(*operands[ib], k_major, kernel.b_box_n(), a.scalar_type());
+  p.a_map = a_map(*operand(ia), kernel.tile_m, a.scalar_type());
+  p.b_map = b_map(*operand(ib), k_major, kernel.b_box_n(), a.scalar_type());
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kOffsetsPanel)};
-  kernel.launch(p, static_cast<int>(walkers * kernel.cluster_m), c10::cuda::getCurrentCUDAStream(a.get_device()).stream());
+  kernel.launch(p, static_cast<int>(walkers * kernel.cluster_m), stream);
   return out;
 }
 

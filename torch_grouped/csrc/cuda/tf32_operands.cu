@@ -200,24 +200,34 @@ bool fp32_gemm_on_kernel(int64_t groups, double flops) {
   return tf32_mode() == Tf32Mode::Split || flops < 4e9 * static_cast<double>(groups);
 }
 
+// grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a
+// synchronisation, no CUDA graph capture): the kernel unless told otherwise, in both modes.
+bool fp32_grouped_mm_on_kernel() { return fp32_kernels_setting() != Fp32Kernels::Never; }
+
 int Tf32Operands::add(const at::Tensor& t) {
-  TORCH_INTERNAL_ASSERT(t.dim() == 2 && t.scalar_type() == at::kFloat);
-  const int64_t rows = t.size(0), k = t.size(1);
-  const int64_t sizes[3] = {1, rows, k}, strides[3] = {t.numel(), t.stride(0), t.stride(1)};
+  TORCH_INTERNAL_ASSERT((t.dim() == 2 || t.dim() == 3) && t.scalar_type() == at::kFloat);
+  const bool batched = t.dim() == 3;
+  const int64_t batches = batched ? t.size(0) : 1, rows = t.size(-2), k = t.size(-1);
+  const int64_t sizes[3] = {batches, rows, k}, strides[3] = {batched ? t.stride(0) : t.numel(), t.stride(-2), t.stride(-1)};
   operands_.push_back(split() ? std::nullopt : tma_operand(t.data_ptr(), at::kFloat, sizes, strides));
+  batches_.push_back(batches);
   // Split rows are 2·lo_at long (lo's part zero-padded as hi's is): the list form's maps, patched
   // on the device from the problem table, take the kernel's k (3·lo_at) as their extent, and the
   // kernel reads a row only below 2·lo_at (kernels::split_k_coords), so every read stays in its row.
   const int64_t lo = split() ? lo_at(k) : 0, pitch = split() ? 2 * lo : (k + 3) / 4 * 4;
   constexpr int64_t k31 = int64_t{1} << 31;
-  const bool fits = rows > 0 && k > 0 && rows < k31 && kernel_k(k) < k31 && rows * pitch * 4 < (int64_t{1} << 40);
+  const bool fits = batches > 0 && rows > 0 && k > 0 && batches < k31 && rows < k31 && kernel_k(k) < k31 &&
+                    batches * rows * pitch * 4 < (int64_t{1} << 40);
   if (!operands_.back() && fits) {
     bytes_ = (bytes_ + 127) / 128 * 128;
-    // dst holds the byte offset until copy() has the buffer
-    jobs_.push_back(Tf32Job{t.const_data_ptr<float>(), reinterpret_cast<float*>(bytes_), rows, k, t.stride(0),
-                            t.stride(1), pitch, lo});
-    job_operand_.push_back(static_cast<int>(operands_.size()) - 1);
-    bytes_ += rows * pitch * 4;
+    // One job per batch, their rows one after the other (a [batches, rows, pitch] buffer); dst
+    // holds the byte offset until copy() has the buffer.
+    for (int64_t i = 0; i < batches; ++i) {
+      jobs_.push_back(Tf32Job{t.const_data_ptr<float>() + i * strides[0], reinterpret_cast<float*>(bytes_ + i * rows * pitch * 4),
+                              rows, k, t.stride(-2), t.stride(-1), pitch, lo});
+      job_operand_.push_back(static_cast<int>(operands_.size()) - 1);
+    }
+    bytes_ += batches * rows * pitch * 4;
   }
   return static_cast<int>(operands_.size()) - 1;
 }
@@ -229,9 +239,11 @@ void Tf32Operands::copy(const at::Device& device, cudaStream_t stream, std::vect
   for (size_t j = 0; j < jobs_.size(); ++j) {
     Tf32Job& job = jobs_[j];
     job.dst = reinterpret_cast<float*>(base + reinterpret_cast<uintptr_t>(job.dst));
-    const int64_t sizes[3] = {1, job.rows, job.lo_at > 0 ? job.pitch : job.k};
+    std::optional<TmaOperand>& operand = operands_[job_operand_[j]];
+    if (j > 0 && job_operand_[j - 1] == job_operand_[j]) continue;  // the map is its first batch's
+    const int64_t sizes[3] = {batches_[job_operand_[j]], job.rows, job.lo_at > 0 ? job.pitch : job.k};
     const int64_t strides[3] = {job.rows * job.pitch, job.pitch, 1};
-    operands_[job_operand_[j]] = tma_operand(job.dst, at::kFloat, sizes, strides);
+    operand = tma_operand(job.dst, at::kFloat, sizes, strides);
   }
   launch_tf32_jobs(jobs_, stream);
   jobs_.clear();

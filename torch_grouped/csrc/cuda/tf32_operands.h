@@ -46,11 +46,12 @@ Tf32Mode tf32_mode();
 // (syr2k's fp32 always takes its TF32 kernel.)
 bool fp32_streamk_on_kernel(int64_t m, int64_t n);
 bool fp32_gemm_on_kernel(int64_t groups, double flops);
+bool fp32_grouped_mm_on_kernel();
 
 class Tf32Operands {
  public:
   explicit Tf32Operands(Tf32Mode mode) : mode_(mode) {}
-  // Adds t ([rows, k], fp32). Returns the operand's index.
+  // Adds t ([rows, k] or [batches, rows, k], fp32). Returns the operand's index.
   int add(const at::Tensor& t);
   bool split() const { return mode_ == Tf32Mode::Split; }
   // The length of K the kernel runs for an operand of k columns: 3 parts of hi's padded length
@@ -68,6 +69,7 @@ class Tf32Operands {
  private:
   Tf32Mode mode_;
   std::vector<std::optional<TmaOperand>> operands_;
+  std::vector<int64_t> batches_;  // per operand
   std::vector<Tf32Job> jobs_;
   std::vector<int> job_operand_;
   int64_t bytes_ = 0;
