@@ -202,6 +202,10 @@ bool fp32_gemm_on_kernel(int64_t groups, double flops) {
 
 // grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a
 // synchronisation, no CUDA graph capture): the kernel unless told otherwise, in both modes.
+// Measured (H100, session 20, against torch._grouped_mm, K-major weights): 3xTF32 1.03-1.12x on
+// 32 experts of 256 x 4096 x 2048 and 1.85-2.11x on 64 of 128 x 1024 x 1024; one TF32 pass
+// 1.28x and 8.5-10.4x. N-major weights (copied transposed per call) lose on the big experts
+// (0.92x, 0.65x in one TF32 pass) and still win on the small ones (1.68x, 3.18x).
 bool fp32_grouped_mm_on_kernel() { return fp32_kernels_setting() != Fp32Kernels::Never; }
 
 int Tf32Operands::add(const at::Tensor& t) {

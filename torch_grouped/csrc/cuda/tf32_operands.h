@@ -40,10 +40,11 @@ enum class Tf32Mode { AsIs, Split };
 // for fp32 on CUDA is full fp32 (allow_tf32 off, the default).
 Tf32Mode tf32_mode();
 
-// Where fp32 gemm and streamk_mm run, by TORCH_GROUPED_FP32_KERNELS: unset, the TF32 kernels where
-// they were measured faster than cuBLAS (the rules below); 0, cuBLAS always; 1, the TF32 kernels
-// always (any other value is an error). Read on every call, so that tests and benchmarks can switch.
-// (syr2k's fp32 always takes its TF32 kernel.)
+// Where fp32 gemm, streamk_mm and grouped_mm run, by TORCH_GROUPED_FP32_KERNELS: unset, the TF32
+// kernels where they were measured faster than cuBLAS (the rules below; grouped_mm always, its
+// other path synchronising on offs); 0, cuBLAS always; 1, the TF32 kernels always (any other value
+// is an error). Read on every call, so that tests and benchmarks can switch. (syr2k's fp32 always
+// takes its TF32 kernel.)
 bool fp32_streamk_on_kernel(int64_t m, int64_t n);
 bool fp32_gemm_on_kernel(int64_t groups, double flops);
 bool fp32_grouped_mm_on_kernel();
