@@ -6,24 +6,18 @@ import torch
 from triton.testing import do_bench
 
 import torch_grouped as tg
+from probe_rank2k import kernel_us  # (tools/ is the script's directory)
 
 # (name, experts, N, K, tokens)
 CASES = [("32x_256x4096x2048", 32, 4096, 2048, 8192), ("64x_128x1024x1024", 64, 1024, 1024, 8192)]
 
 
-def kernel_us(fn, reps=5):
-    """Mean GPU time per call of each kernel that fn launches, by a short name."""
-    fn()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
+def kernels_by_part(fn):
+    """GPU time per call (µs) of the staging kernel, the grouped kernel and anything else fn launches."""
     times = {}
-    for e in prof.key_averages():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            name = "staging" if "tf32_operand" in e.key else ("grouped kernel" if "grouped_gemm" in e.key else e.key[:40])
-            times[name] = times.get(name, 0.0) + e.device_time_total / reps
+    for key, us in kernel_us(fn, reps=5).items():
+        name = "staging" if "tf32_operand" in key else ("grouped kernel" if "grouped_gemm" in key else key[:40])
+        times[name] = times.get(name, 0.0) + us
     return times
 
 
@@ -41,7 +35,7 @@ def main():
                     t_peer = do_bench(peer, return_mode="median")
                 except RuntimeError:  # a layout torch does not take
                     t_peer = float("nan")
-                parts = ", ".join(f"{k} {v:.0f} µs" for k, v in kernel_us(ours).items())
+                parts = ", ".join(f"{k} {v:.0f} µs" for k, v in kernels_by_part(ours).items())
                 mode = "one TF32 pass" if tf32 else "3xTF32"
                 print(f"{name} B {layout} {mode:13s}: ours {t_ours * 1e3:7.0f} µs, torch._grouped_mm {t_peer * 1e3:7.0f} µs "
                       f"({t_peer / t_ours:.2f}x); kernels: {parts}")
