@@ -4,7 +4,7 @@ import random
 import torch
 
 import torch_grouped as tg
-from common import Case, on_gpu, with_env, with_tf32
+from common import Case, on_gpu, on_our_kernel, with_tf32
 
 SEED_EXAMPLE = [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)]
 
@@ -25,13 +25,16 @@ GPU_CASES = [
     ("fp32_64x_128x1024x1024", [(128, 1024, 1024)] * 64, torch.float32),
     ("fp32_seed000_example", SEED_EXAMPLE, torch.float32),
     ("fp32_4x_4096x4096x4096", [(4096, 4096, 4096)] * 4, torch.float32),
+    # fp64 on the DMMA kernel (opt-in, TORCH_GROUPED_FP64_KERNELS=1) against the loop of cuBLAS dgemm
+    ("fp64_optin_64x_128x1024x1024", [(128, 1024, 1024)] * 64, torch.float64),
+    ("fp64_optin_seed000_example", SEED_EXAMPLE, torch.float64),
+    ("fp64_optin_4x_4096x4096x4096", [(4096, 4096, 4096)] * 4, torch.float64),
 ]
 CPU_CASES = [
     ("cpu_16x_32x64x64", [(32, 64, 64)] * 16, torch.float32),
     ("cpu_seed000_example_div8", [(m // 8, n // 8, k // 8) for m, n, k in SEED_EXAMPLE], torch.float32),
 ]
-TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 2e-3}
-FP32_KERNELS = {"TORCH_GROUPED_FP32_KERNELS": "1"}
+TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 2e-3, torch.float64: 1e-10}
 
 
 def cases(device):
@@ -39,8 +42,9 @@ def cases(device):
         a = [torch.randn(m, k, device=device, dtype=dtype) for m, _, k in shapes]
         b = [torch.randn(k, n, device=device, dtype=dtype) for _, n, k in shapes]
         flops = sum(2.0 * m * n * k for m, n, k in shapes)
-        # the peers' fp32 calls of ours forced onto the TF32 kernel (on the CPU, and for half inputs, the variable changes nothing)
-        on_kernel = lambda fn: with_env(FP32_KERNELS, fn) if dtype == torch.float32 else fn  # noqa: E731
+        # the peers' fp32 and fp64 calls of ours forced onto our kernels (on the CPU, and for half
+        # inputs, the variables change nothing)
+        on_kernel = lambda fn: on_our_kernel(dtype, fn)  # noqa: E731
         peers = {"loop of mm": lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)]}
         if on_gpu(device):  # what the scheduler mode and the sorting by K do, same kernel
             peers["ours, device schedule"] = on_kernel(lambda a=a, b=b: tg.gemm(a, b, schedule="device"))
@@ -48,6 +52,8 @@ def cases(device):
         if on_gpu(device) and dtype == torch.float32:  # one TF32 pass, and cuBLAS's own TF32
             peers["ours, one TF32 pass"] = with_tf32(on_kernel(lambda a=a, b=b: tg.gemm(a, b)))
             peers["loop of mm (TF32)"] = with_tf32(lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)])
-        # ours as users call it (fp32: the TF32 kernel or cuBLAS by the measured rule; 3xTF32 takes the kernel)
-        yield Case("gemm", name, dtype, lambda a=a, b=b: tg.gemm(a, b), peers, flops, "mm",
+        # ours as users call it (fp32: the TF32 kernel or cuBLAS by the measured rule; 3xTF32 takes
+        # the kernel), but fp64 on its opt-in kernel
+        ours = lambda a=a, b=b: tg.gemm(a, b)  # noqa: E731
+        yield Case("gemm", name, dtype, on_kernel(ours) if dtype == torch.float64 else ours, peers, flops, "mm",
                    1e-5 if on_gpu(device) and dtype == torch.float32 else TOL[dtype])

@@ -16,7 +16,7 @@ import random
 import torch
 
 import torch_grouped as tg
-from common import Case, on_gpu, with_env, with_tf32
+from common import Case, on_gpu, on_our_kernel, with_tf32
 from streamk_sweep import device_sms, fixed_rule_tile, geomean
 
 ANCHOR_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
@@ -73,7 +73,7 @@ def _fp32_case(m, n, k, device):
     own TF32 (both under allow_tf32) as further peers."""
     a = torch.randn(m, k, device=device)
     b = torch.randn(k, n, device=device)
-    forced = lambda **kw: with_env({"TORCH_GROUPED_FP32_KERNELS": "1"}, lambda: tg.streamk_mm(a, b, **kw))  # noqa: E731
+    forced = lambda **kw: on_our_kernel(torch.float32, lambda: tg.streamk_mm(a, b, **kw))  # noqa: E731
     return Case("streamk_mm", f"fp32 {m}x{n}x{k}", torch.float32, lambda: tg.streamk_mm(a, b),
                 {"torch.mm (fp32)": lambda: torch.mm(a, b), "ours, TF32 kernel": forced(),
                  "ours, TF32 kernel, data_parallel": forced(decomposition="data_parallel"),

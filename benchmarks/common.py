@@ -41,6 +41,17 @@ def with_env(settings, fn):
     return run
 
 
+# The switches that put fp32 and fp64 calls on our kernels whatever the measured rules (fp32) or
+# the opt-in (fp64) say, for the rows that measure those kernels.
+KERNEL_SWITCHES = {torch.float32: {"TORCH_GROUPED_FP32_KERNELS": "1"}, torch.float64: {"TORCH_GROUPED_FP64_KERNELS": "1"}}
+
+
+def on_our_kernel(dtype, fn):
+    """fn with our kernel switched on for `dtype` (other dtypes take it anyway: fn as it is)."""
+    settings = KERNEL_SWITCHES.get(dtype)
+    return with_env(settings, fn) if settings else fn
+
+
 def with_tf32(fn):
     """fn with torch's TF32 matmuls allowed: our fp32 kernels then run one TF32 pass, not 3xTF32."""
     def run():

@@ -1,7 +1,8 @@
 // CUDA paths of gemm (list API) and grouped_mm (offsets API) through the persistent grouped GEMM
-// kernel (kernels/grouped_gemm_sm90.cuh). What the kernel does not cover (other GPUs, fp64, fp32
-// where cuBLAS is faster and fp32 K-grouped grouped_mm (tf32_operands.h), operands TMA cannot address) takes the portable
-// path: correct, slower.
+// kernel (kernels/grouped_gemm_sm90.cuh), fp64 through the DMMA kernel (dmma_cuda.h, opt-in). What
+// the kernels do not cover (other GPUs, fp64 unless opted in, fp32 where cuBLAS is faster and fp32
+// K-grouped grouped_mm (tf32_operands.h), operands TMA cannot address) takes the portable path:
+// correct, slower.
 #include "grouped_gemm_cuda.h"
 
 #include <ATen/ATen.h>
@@ -22,6 +23,7 @@
 #include "../sched/group_order.h"
 #include "../sched/tile_choice.h"
 #include "device_info.h"
+#include "dmma_cuda.h"
 #include "list_launch.h"
 #include "k_grouped_maps.h"
 #include "list_outputs.h"
@@ -170,11 +172,19 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // TF32 hi and lo parts unless torch allows TF32 matmuls, as gemm's; not the K-grouped form (its
   // A is read M-major, and each group's K would need its own split).
   const bool tf32 = a.scalar_type() == at::kFloat && s.form != GroupedMmForm::A2dB2d && fp32_grouped_mm_on_kernel();
-  if (!(kernel_dtype(a.scalar_type()) || tf32) || !kernel_device(a)) return grouped_mm_portable(a, b, offs, out_dtype);
+  // fp64 (every form): the DMMA kernel, opt-in (dmma_cuda.h).
+  const bool f64 = a.scalar_type() == at::kDouble && fp64_kernels_enabled();
+  if (!(kernel_dtype(a.scalar_type()) || tf32 || f64) || !kernel_device(a)) return grouped_mm_portable(a, b, offs, out_dtype);
   at::Tensor out = at::empty(s.out_sizes, a.options().dtype(s.out_dtype));
   const int64_t k = a.size(-1);
   if (out.numel() == 0) return out;
   if (k == 0 || s.groups == 0) return out.zero_();
+  if (f64) {
+    const bool k_grouped = s.form == GroupedMmForm::A2dB2d;
+    return grouped_mm_f64_cuda(a, b, offs, s, out, panel_width(k_grouped ? kListPanel : kOffsetsPanel))
+               ? out
+               : grouped_mm_portable(a, b, offs, out_dtype);
+  }
   if (s.form == GroupedMmForm::A2dB2d) {
     // (PyTorch's torch._grouped_mm is no stand-in for the rare inputs our kernel cannot address:
     // it checks the offsets' alignment with a device-side assert, which kills the CUDA context.)
@@ -258,6 +268,8 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   if (a.empty()) return {};
   c10::cuda::CUDAGuard guard(a[0].device());
   ensure_context(a[0].get_device());
+  if (a[0].scalar_type() == at::kDouble && kernel_device(a[0]) && fp64_kernels_enabled())
+    return gemm_f64_cuda(a, b, shapes, mode, sort_by_k, panel_width(kListPanel));
   // fp32: the TF32 kernel (128 x 128 tiles), on operands Tf32Operands stages K-major (B's columns
   // as rows), split into TF32 hi and lo parts (3xTF32) unless torch allows TF32 matmuls.
   const bool tf32 = a[0].scalar_type() == at::kFloat && fp32_gemm_on_kernel(static_cast<int64_t>(shapes.size()), flops(shapes));

@@ -1,36 +1,18 @@
 #include "list_launch.h"
 
-#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
-#include <mutex>
+#include <utility>
 
 #include "device_info.h"
 #include "list_maps.h"
 #include "operand_maps.h"
+#include "pinned_upload.h"
 
 namespace torch_grouped {
-namespace {
-
-// Keeps pinned staging buffers alive while a CUDA graph that copies from them may replay.
-void keep_for_graph(at::DataPtr host) {
-  static std::mutex lock;
-  static std::vector<at::DataPtr> kept;
-  std::lock_guard<std::mutex> guard(lock);
-  kept.push_back(std::move(host));
-}
-
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
-  return status != cudaStreamCaptureStatusNone;
-}
-
-}  // namespace
-
 void ensure_context(int device) { C10_CUDA_CHECK(cudaSetDevice(device)); }
 
 bool kernel_dtype(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHalf; }
@@ -44,11 +26,13 @@ kernels::InputKind input_kind(at::ScalarType t) {
 
 at::ScalarType out_dtype(kernels::OutKind k) {
   using kernels::OutKind;
+  if (k == OutKind::Double) return at::kDouble;
   return k == OutKind::Float ? at::kFloat : (k == OutKind::BFloat16 ? at::kBFloat16 : at::kHalf);
 }
 
 kernels::OutKind out_kind(at::ScalarType t) {
   using kernels::OutKind;
+  if (t == at::kDouble) return OutKind::Double;
   return t == at::kFloat ? OutKind::Float : (t == at::kBFloat16 ? OutKind::BFloat16 : OutKind::Half);
 }
 
@@ -119,16 +103,9 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
     static thread_local InlineUpload<kLargeInlineUpload> upload;
     inline_upload(upload);
   } else {
-    // One pinned staging block and one copy, straight from the caching allocators and
-    // cudaMemcpyAsync, as copy_ does it underneath (through at::empty, narrow and copy_, the
-    // dispatcher and a TensorIterator cost tens of microseconds of host per call).
-    at::HostAllocator* pinned = at::getHostAllocator(at::kCUDA);
-    at::DataPtr host = pinned->allocate(used);
+    at::DataPtr host = pinned_block(used);
     fill(static_cast<uint8_t*>(host.get()));
-    C10_CUDA_CHECK(cudaMemcpyAsync(dbase, host.get(), used, cudaMemcpyHostToDevice, stream));
-    // the staging block goes back to the allocator's cache only once the copy has run
-    pinned->record_event(host.get(), host.get_context(), current.unwrap());
-    if (capturing(stream)) keep_for_graph(std::move(host));
+    upload_pinned(std::move(host), dbase, used, current);
     maps.list = reinterpret_cast<const kernels::ListGroup*>(dbase);
     build_list_tensor_maps(maps, stream);
   }

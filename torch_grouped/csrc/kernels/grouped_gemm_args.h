@@ -24,7 +24,7 @@ namespace torch_grouped::kernels {
 //           start is not 16-byte aligned faults: session 2.) Per-group maps in `a_maps`/`b_maps`
 //           (csrc/cuda/k_grouped_maps.cu) cut K at the group's end, so TMA zero-fills past it.
 enum class GroupedForm : int32_t { RaggedM = 0, RaggedN = 1, Batched = 2, List = 3, RaggedK = 4 };
-enum class OutKind : int32_t { BFloat16 = 0, Half = 1, Float = 2 };
+enum class OutKind : int32_t { BFloat16 = 0, Half = 1, Float = 2, Double = 3 };  // (Double: the fp64 DMMA kernel)
 
 // One problem of the list API, as the host writes it into the device table. The tensor maps of
 // its operands are built from these on the device (csrc/cuda/list_maps.cu): encoding them on the
@@ -135,7 +135,7 @@ TG_HOST_DEVICE int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
-TG_HOST_DEVICE int64_t out_element_size(OutKind k) { return k == OutKind::Float ? 4 : 2; }
+TG_HOST_DEVICE int64_t out_element_size(OutKind k) { return k == OutKind::Double ? 8 : (k == OutKind::Float ? 4 : 2); }
 
 // The number of groups the visitor walks. The ragged forms add a virtual last group with K = 0
 // that covers the rows (columns) after the last offset, so that the kernel writes their zeros

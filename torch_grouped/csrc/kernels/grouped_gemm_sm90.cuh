@@ -30,12 +30,13 @@
 #include <cutlass/arch/reg_reconfig.h>
 #include <cutlass/pipeline/sm90_pipeline.hpp>
 
-#include "../sched/warp_visitor.cuh"
 #include "dependent_launch.cuh"
+#include "dynamic_smem.h"
 #include "float_convert.cuh"
 #include "grouped_gemm_args.h"
 #include "row_copy.cuh"
 #include "streamk_fixup.cuh"
+#include "tile_walker.cuh"
 #include "unit_timeline.cuh"
 
 namespace torch_grouped::kernels {
@@ -170,52 +171,6 @@ struct GroupedGemmConfig {
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
   static_assert(SmemBytes * CtasPerSm <= 227 * 1024, "shared memory beyond an SM's 227 KB");
-};
-
-// The tile sequence of one CTA, identical in every warp.
-template <class Cfg>
-struct TileWalker {
-  struct Sizes {
-    const GroupedGemmArgs* p;
-    __device__ __forceinline__ void operator()(int32_t g, int64_t& m, int64_t& n) const {
-      const GroupProblem q = resolve_group(*p, g, [&](int32_t i) { return int64_t(__ldg(p->offs + i)); });
-      m = q.m, n = q.n;
-    }
-  };
-  using Tiles = typename Cfg::Tiles;
-  const GroupedGemmArgs& p;
-  Tiles tiles;
-  sched::WarpGroupedVisitor<Tiles, Sizes> visitor;
-
-  __device__ static Tiles tiles_of(const GroupedGemmArgs& args) {
-    if constexpr (Cfg::Rank2K) {
-      return args.triangle;
-    } else {
-      return args.tiles;
-    }
-  }
-  __device__ explicit TileWalker(const GroupedGemmArgs& args)
-      : p(args), tiles(tiles_of(args)), visitor{Sizes{&args}, visited_groups(args), tiles_of(args)} {}
-
-  // Tile `step` of this CTA's walker (linear tile w + step * walkers) and its problem. A walker is
-  // a CTA, or with clusters a cluster, whose CTAs take their rows of the pair tile it is dealt.
-  __device__ __forceinline__ bool next(int64_t step, sched::TileCoord& tile, GroupProblem& q) {
-    const int64_t walker = blockIdx.x / Cfg::ClusterM, walkers = gridDim.x / Cfg::ClusterM;
-    const int64_t index = walker + step * walkers;
-    auto read = [&](int32_t i) { return int64_t(__ldg(p.offs + i)); };
-    if (p.precomputed != nullptr) {
-      if (step >= p.precomputed_stride) return false;
-      const sched::PrecomputedEntry e = p.precomputed[walker * p.precomputed_stride + step];
-      if (e.group < 0) return false;  // past this CTA's last tile
-      q = resolve_group(p, e.group, read);
-      tile = tiles.coord(e.group, q.m, q.n, index - e.group_first_tile);
-      return true;
-    }
-    int64_t m, n;
-    if (!visitor.find(index, tile, m, n)) return false;
-    q = resolve_group(p, tile.group, read);
-    return true;
-  }
 };
 
 // One unit of a CTA's work: a tile and the range of its K blocks this CTA computes.
@@ -1035,13 +990,8 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
 // device), before a launch or an occupancy query.
 template <class Cfg>
 void prepare_grouped_gemm(int device) {
-  static std::atomic<uint64_t> attribute_set{0};  // bit d: done on device d
-  const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
-  if (bit == 0 || !(attribute_set.load(std::memory_order_relaxed) & bit)) {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(grouped_gemm_sm90_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        Cfg::SmemBytes));
-    attribute_set.fetch_or(bit, std::memory_order_relaxed);
-  }
+  static std::atomic<uint64_t> done{0};
+  allow_dynamic_smem(grouped_gemm_sm90_kernel<Cfg>, Cfg::SmemBytes, device, done);
 }
 
 // Whether the matmul kernels launch as programmatic dependents of the kernel before them

@@ -1,0 +1,149 @@
+"""fp64 gemm (list API) and grouped_mm (every form) on Hopper's FP64 tensor cores, through the DMMA
+kernel (kernels/dmma_grouped.cuh), which TORCH_GROUPED_FP64_KERNELS=1 turns on: float64's result
+to rounding, every output element written (zeros for K = 0, empty groups and rows past the last
+offset), operands in any layout read in place, the same bits whichever schedule walks the tiles,
+no host synchronisation, CUDA graphs with new offsets, gradients."""
+import pytest
+import torch
+
+import reference
+import torch_grouped as tg
+from harness import kernels_launched, poison
+
+HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+
+KERNEL = "dmma_grouped_kernel"
+
+
+@pytest.fixture(autouse=True)
+def fp64_kernels(monkeypatch):
+    monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "1")
+
+
+def randn(*shape, seed, layout="rows"):
+    """On the GPU, fp64. layout: "rows" (contiguous), "cols" (the last two axes' values laid out
+    transposed) or "offset" (a view one element into a wider buffer: odd row stride and base)."""
+    g = torch.Generator().manual_seed(seed)
+    if layout == "cols":
+        return torch.randn(*shape[:-2], shape[-1], shape[-2], generator=g, dtype=torch.float64).cuda().mT
+    if layout == "offset":
+        return torch.randn(*shape[:-1], shape[-1] + 3, generator=g, dtype=torch.float64).cuda()[..., 1:-2]
+    return torch.randn(*shape, generator=g, dtype=torch.float64).cuda()
+
+
+LAYOUTS = ("rows", "cols", "offset")
+
+
+def list_problem():
+    """Ragged (m, n, k) with empty outputs, K = 0, tile edges on both sides, and every layout."""
+    sizes = [(1, 1, 1), (64, 64, 16), (65, 63, 17), (130, 200, 33), (0, 5, 7), (7, 0, 3), (9, 11, 0),
+             (300, 70, 129), (16, 96, 5)]
+    a = [randn(m, k, seed=2 * i, layout=LAYOUTS[i % 3]) for i, (m, n, k) in enumerate(sizes)]
+    b = [randn(k, n, seed=2 * i + 1, layout=LAYOUTS[(i + 1) % 3]) for i, (m, n, k) in enumerate(sizes)]
+    return a, b
+
+
+def check(out, ref):
+    assert not out.isnan().any(), "unwritten elements"
+    reference.assert_close(out, ref, torch.float64)
+
+
+@pytest.mark.parametrize("schedule", ["auto", "host", "device"])
+@pytest.mark.parametrize("sort_by_k", [False, True])
+def test_gemm_matches_float64(schedule, sort_by_k):
+    a, b = list_problem()
+    poison()
+    out = tg.gemm(a, b, schedule=schedule, sort_by_k=sort_by_k)
+    for o, r, (x, y) in zip(out, reference.gemm(a, b), zip(a, b)):
+        assert o.shape == (x.shape[0], y.shape[1]) and o.dtype == torch.float64
+        check(o, r)
+    assert (out[6] == 0).all()  # K = 0
+    # Each tile is one CTA's, summed in one K order: the schedule moves tiles, not bits.
+    again = tg.gemm(a, b, schedule="device", sort_by_k=not sort_by_k)
+    assert all(torch.equal(x, y) for x, y in zip(out, again))
+
+
+def test_gemm_many_small_groups():
+    a = [randn(16 + i % 5, 24, seed=i) for i in range(128)]
+    b = [randn(24, 32 - i % 3, seed=1000 + i) for i in range(128)]
+    poison()
+    for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
+        check(o, r)
+
+
+def test_gemm_takes_its_kernel_only_when_asked(monkeypatch):
+    a, b = list_problem()
+    assert any(KERNEL in n for n in kernels_launched(lambda: tg.gemm(a, b)))
+    monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "0")
+    assert not any(KERNEL in n for n in kernels_launched(lambda: tg.gemm(a, b)))
+    monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_FP64_KERNELS must be 0 or 1"):
+        tg.gemm(a, b)
+
+
+def offsets(ends):
+    return torch.tensor(ends, dtype=torch.int32, device="cuda")
+
+
+# (name, a, b, offs) over the four forms: empty groups, rows past the last offset, sizes off the
+# tile, B either way round, offset views.
+def grouped_problems():
+    yield "moe", randn(300, 40, seed=1), randn(5, 40, 72, seed=2), offsets([64, 64, 130, 250, 290])
+    yield "moe_b_cols", randn(200, 33, seed=3, layout="offset"), randn(3, 33, 65, seed=4, layout="cols"), offsets([0, 100, 200])
+    yield "3d_2d", randn(3, 70, 24, seed=5), randn(24, 150, seed=6, layout="cols"), offsets([10, 10, 129])
+    yield "3d_3d", randn(4, 65, 31, seed=7, layout="offset"), randn(4, 31, 66, seed=8), None
+    yield "k_grouped", randn(90, 300, seed=9, layout="cols"), randn(300, 70, seed=10), offsets([0, 100, 100, 250, 300])
+
+
+PROBLEMS = {name: (a, b, offs) for name, a, b, offs in grouped_problems()} if HOPPER else {}
+
+
+@pytest.mark.parametrize("name", ["moe", "moe_b_cols", "3d_2d", "3d_3d", "k_grouped"])
+def test_grouped_mm_matches_float64(name):
+    a, b, offs = PROBLEMS[name]
+    poison()
+    names = kernels_launched(lambda: tg.grouped_mm(a, b, offs))
+    out = tg.grouped_mm(a, b, offs)
+    assert any(KERNEL in n for n in names), names
+    check(out, reference.grouped_mm(a, b, offs))
+    if name == "moe":
+        assert (out[290:] == 0).all() and (out[:64] != 0).all()
+    if name == "k_grouped":
+        assert (out[0] == 0).all() and (out[2] == 0).all()  # experts that got no rows
+
+
+def test_grouped_mm_reads_offs_on_the_device_only():
+    a, b, offs = PROBLEMS["moe"]
+    tg.grouped_mm(a, b, offs)  # (warm-up)
+    torch.cuda.set_sync_debug_mode("error")  # a synchronising call now raises
+    try:
+        tg.grouped_mm(a, b, offs)
+        tg.grouped_mm(*PROBLEMS["k_grouped"])
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+def test_cuda_graph_with_new_offsets():
+    a, b, offs = (x.clone() for x in PROBLEMS["moe"])
+    tg.grouped_mm(a, b, offs)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.grouped_mm(a, b, offs)
+    for ends in ([0, 300, 300, 300, 300], [1, 2, 3, 150, 299]):
+        a.normal_(), b.normal_()
+        offs.copy_(offsets(ends))
+        graph.replay()
+        check(out, reference.grouped_mm(a, b, offs))
+
+
+def test_moe_gradients():
+    """Backward through our ops (dA by the 2-D x 3-D form, dB by the K-grouped one), against
+    float64 autograd on the reference."""
+    a, b, offs = (x.clone().requires_grad_() if x.is_floating_point() else x for x in PROBLEMS["moe"])
+    grad = randn(300, 72, seed=11)
+    tg.grouped_mm(a, b, offs).backward(grad)
+    a_ref, b_ref = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    reference.grouped_mm(a_ref, b_ref, offs).backward(grad)
+    check(a.grad, a_ref.grad)
+    check(b.grad, b_ref.grad)

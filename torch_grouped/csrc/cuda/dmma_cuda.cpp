@@ -1,0 +1,156 @@
+#include "dmma_cuda.h"
+
+#include <ATen/cuda/EmptyTensor.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "../kernels/dmma_launch.h"
+#include "../sched/group_order.h"
+#include "list_outputs.h"
+#include "pinned_upload.h"
+
+namespace torch_grouped {
+namespace {
+
+using kernels::DmmaArgs;
+using kernels::DmmaListOperands;
+using kernels::DmmaOperand;
+using kernels::GroupedForm;
+
+constexpr sched::TileShape kTile{kernels::kDmmaTileM, kernels::kDmmaTileN};
+
+// A 2-D operand as rows x K: A [m, k] as it is, B [k, n] as its columns (rows_dim = 1).
+DmmaOperand operand(const at::Tensor& t, int rows_dim, int k_dim, int batch_dim = -1) {
+  return DmmaOperand{t.const_data_ptr<double>(), t.stride(rows_dim), t.stride(k_dim), batch_dim < 0 ? 0 : t.stride(batch_dim)};
+}
+
+constexpr size_t aligned16(size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+}  // namespace
+
+bool fp64_kernels_enabled() {
+  const char* v = std::getenv("TORCH_GROUPED_FP64_KERNELS");
+  const std::string setting = v == nullptr ? "" : v;
+  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
+                    "TORCH_GROUPED_FP64_KERNELS must be 0 or 1; got '", setting, "'");
+  return setting == "1";
+}
+
+std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,
+                                      GemmSchedule mode, bool sort_by_k, int panel) {
+  const at::Device device = a[0].device();
+  std::vector<std::pair<int64_t, int64_t>> out_shapes;
+  out_shapes.reserve(shapes.size());
+  for (const GroupShape& s : shapes) out_shapes.emplace_back(s.m, s.n);
+  std::vector<at::Tensor> out = outputs_in_one_block(out_shapes, at::kDouble, device);
+  // Every group with output elements goes to the kernel, K = 0 included (its tiles store zeros).
+  std::vector<int32_t> active;
+  std::vector<int64_t> ks;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (out[i].numel() == 0) continue;
+    active.push_back(static_cast<int32_t>(i));
+    ks.push_back(shapes[i].k);
+  }
+  if (active.empty()) return out;
+  std::vector<int32_t> order(active.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (sort_by_k) order = sched::order_by_k_descending(ks);
+
+  const int32_t groups = static_cast<int32_t>(order.size());
+  std::vector<int64_t> ms(groups), ns(groups);
+  for (int32_t j = 0; j < groups; ++j) ms[j] = shapes[active[order[j]]].m, ns[j] = shapes[active[order[j]]].n;
+  const sched::GemmTiles tiles{kTile, panel};
+  const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
+  const int64_t total = sched::total_tiles(sizes, tiles);
+  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device.index()), total));
+  const bool host_lists = mode != GemmSchedule::Device;
+  const int64_t stride = host_lists ? sched::ceil_div(total, walkers) : 0;
+
+  // One upload: the problem table (sizes, outputs), the operands, the per-CTA tile lists.
+  const size_t operands_at = aligned16(groups * sizeof(kernels::ListGroup));
+  const size_t entries_at = operands_at + aligned16(groups * sizeof(DmmaListOperands));
+  const size_t bytes = entries_at + walkers * stride * sizeof(sched::PrecomputedEntry);
+  const at::Tensor table = at::detail::empty_cuda({static_cast<int64_t>(bytes)}, at::kByte, device, std::nullopt);
+  uint8_t* dbase = table.data_ptr<uint8_t>();
+  at::DataPtr host = pinned_block(bytes);
+  auto* base = static_cast<uint8_t*>(host.get());
+  auto* list = reinterpret_cast<kernels::ListGroup*>(base);
+  auto* ops = reinterpret_cast<DmmaListOperands*>(base + operands_at);
+  for (int32_t j = 0; j < groups; ++j) {
+    const int32_t i = active[order[j]];
+    list[j] = kernels::ListGroup{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
+                                 a[i].const_data_ptr(), a[i].stride(0), b[i].const_data_ptr(), b[i].stride(0), nullptr, 0};
+    ops[j] = DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 1, 0)};
+  }
+  if (host_lists)
+    sched::fill_all_cta_schedules(sizes, tiles, walkers, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
+  const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
+  upload_pinned(std::move(host), dbase, bytes, stream);
+
+  DmmaArgs p{};
+  p.shape.form = GroupedForm::List;
+  p.shape.groups = groups;
+  p.shape.list = reinterpret_cast<const kernels::ListGroup*>(dbase);
+  p.shape.precomputed = host_lists ? reinterpret_cast<const sched::PrecomputedEntry*>(dbase + entries_at) : nullptr;
+  p.shape.precomputed_stride = stride;
+  p.shape.out_kind = kernels::OutKind::Double;
+  p.shape.tiles = tiles;
+  p.list_operands = reinterpret_cast<const DmmaListOperands*>(dbase + operands_at);
+  kernels::launch_dmma_grouped(p, static_cast<int>(walkers), stream.stream());
+  return out;
+}
+
+bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& offs,
+                         const GroupedMmShape& s, at::Tensor& out, int panel) {
+  for (const at::Tensor& t : {a, b})
+    for (int64_t d = 0; d < t.dim(); ++d)
+      if (t.size(d) > INT32_MAX) return false;  // (GroupProblem's row, column and K origins are 32-bit)
+  DmmaArgs p{};
+  kernels::GroupedGemmArgs& g = p.shape;
+  // The kernel reads offs with unit stride; a strided view gets a (device) copy, which the
+  // allocator keeps until the kernel has run (stream order).
+  const at::Tensor offs_dense = offs.has_value() ? offs->contiguous() : at::Tensor();
+  if (offs_dense.defined()) g.offs = offs_dense.const_data_ptr<int32_t>();
+  int64_t bound = 0;  // tiles of the walk at most: a ragged group adds up to one partial tile row (column)
+  auto tiles_of = [](int64_t extent, int32_t tile) { return sched::ceil_div(extent, int64_t{tile}); };
+  switch (s.form) {
+    case GroupedMmForm::A2dB3d:  // a [T, K], b [G, K, N]: rows grouped
+      g.form = GroupedForm::RaggedM, g.m = a.size(0), g.n = b.size(2), g.k = a.size(1);
+      p.a = operand(a, 0, 1), p.b = operand(b, 2, 1, 0);
+      bound = (tiles_of(g.m, kTile.m) + s.groups + 1) * tiles_of(g.n, kTile.n);
+      break;
+    case GroupedMmForm::A3dB2d:  // a [G, M, K], b [K, N]: columns grouped
+      g.form = GroupedForm::RaggedN, g.m = a.size(1), g.n = b.size(1), g.k = a.size(2);
+      p.a = operand(a, 1, 2, 0), p.b = operand(b, 1, 0);
+      bound = tiles_of(g.m, kTile.m) * (tiles_of(g.n, kTile.n) + s.groups + 1);
+      break;
+    case GroupedMmForm::A3dB3d:
+      g.form = GroupedForm::Batched, g.m = a.size(1), g.n = b.size(2), g.k = a.size(2);
+      p.a = operand(a, 1, 2, 0), p.b = operand(b, 2, 1, 0);
+      bound = tiles_of(g.m, kTile.m) * tiles_of(g.n, kTile.n) * s.groups;
+      break;
+    case GroupedMmForm::A2dB2d:  // a [M, K], b [K, N]: K grouped, out [G, M, N]
+      g.form = GroupedForm::RaggedK, g.m = a.size(0), g.n = b.size(1), g.k = a.size(1);
+      p.a = operand(a, 0, 1), p.b = operand(b, 1, 0);
+      bound = tiles_of(g.m, kTile.m) * tiles_of(g.n, kTile.n) * s.groups;
+      break;
+  }
+  g.c_batch_stride = g.m * g.n;  // (Batched, RaggedK: out [G, M, N], contiguous)
+  g.groups = static_cast<int32_t>(s.groups);
+  g.c = out.data_ptr();
+  g.ldc = out.size(-1);
+  g.out_kind = kernels::OutKind::Double;
+  g.tiles = sched::GemmTiles{kTile, panel};
+  const int device = a.get_device();
+  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device), bound));
+  kernels::launch_dmma_grouped(p, static_cast<int>(walkers), c10::cuda::getCurrentCUDAStream(device).stream());
+  return true;
+}
+
+}  // namespace torch_grouped

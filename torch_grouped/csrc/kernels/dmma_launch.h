@@ -1,0 +1,42 @@
+// What the host hands the fp64 grouped kernel (dmma_grouped.cuh), and its launcher, without CUDA
+// device code: the CUDA paths of gemm and grouped_mm include this.
+//
+// Hopper's FP64 tensor cores have no WGMMA form, so fp64 runs its own kernel (mma.sync DMMA, operands
+// through cp.async) under the same grouped problem visitor as the WGMMA kernels (tile_walker.cuh):
+// `shape` is the GroupedGemmArgs of the call (form, sizes, offsets, output, tiles, host lists), and
+// the operands are read through pointers and element strides, any layout, no copies.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "grouped_gemm_args.h"
+
+namespace torch_grouped::kernels {
+
+constexpr int kDmmaTileM = 64, kDmmaTileN = 64;
+
+// A matmul operand as rows x K: element (row, k) at base[row·row_stride + k·k_stride] (A: rows are
+// M; B: rows are N, so B(k, j) = base[j·row_stride + k·k_stride]). batch_stride: the non-list
+// forms' step from one group's operand to the next (GroupProblem::a_batch / b_batch).
+struct DmmaOperand {
+  const double* base;
+  int64_t row_stride, k_stride, batch_stride;
+};
+
+// One group of the list form: its operands (its sizes and output are shape.list's ListGroup).
+struct DmmaListOperands {
+  DmmaOperand a, b;
+};
+
+struct DmmaArgs {
+  GroupedGemmArgs shape;                   // out_kind Double; the maps are not read
+  DmmaOperand a, b;                        // the non-list forms (RaggedM, RaggedN, Batched, RaggedK)
+  const DmmaListOperands* list_operands;  // List: per group, device memory
+};
+
+void launch_dmma_grouped(const DmmaArgs& args, int grid, cudaStream_t stream);
+// CTAs of the kernel resident at once on `device` (the persistent grid), cached per device.
+int dmma_grouped_resident(int device);
+
+}  // namespace torch_grouped::kernels
