@@ -2,10 +2,16 @@
 import contextlib
 import re
 
+import pytest
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
+import torch_grouped as tg
 from reference import TOLERANCE, rel_error
+
+# The tests of the Hopper kernels: `pytestmark = HOPPER_ONLY` in their files.
+HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
+HOPPER_ONLY = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
 
 
 def _differentiable_leaves(args):
@@ -75,6 +81,20 @@ def poison():
     """Fills 64 MB of the caching allocator's memory with NaN: outputs that reuse it show their
     unwritten elements as NaN."""
     torch.empty(1 << 24, device="cuda").fill_(float("nan"))
+
+
+def replay_with_new_offsets(run, a, b, offs, ends_list, check):
+    """Captures out = run() in a CUDA graph (after a warm-up outside it), then for each `ends` of
+    ends_list draws new values into a and b, writes the offsets and replays: check(out) each time."""
+    run()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = run()
+    for ends in ends_list:
+        a.normal_(), b.normal_()
+        offs.copy_(torch.tensor(ends, dtype=offs.dtype))
+        graph.replay()
+        check(out)
 
 
 def kernels_launched(fn):

@@ -8,10 +8,9 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import kernels_launched, poison
+from harness import HOPPER, HOPPER_ONLY, kernels_launched, poison, replay_with_new_offsets
 
-HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+pytestmark = HOPPER_ONLY
 
 KERNEL = "dmma_grouped_kernel"
 
@@ -126,15 +125,9 @@ def test_grouped_mm_reads_offs_on_the_device_only():
 
 def test_cuda_graph_with_new_offsets():
     a, b, offs = (x.clone() for x in PROBLEMS["moe"])
-    tg.grouped_mm(a, b, offs)  # warm up outside the capture
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = tg.grouped_mm(a, b, offs)
-    for ends in ([0, 300, 300, 300, 300], [1, 2, 3, 150, 299]):
-        a.normal_(), b.normal_()
-        offs.copy_(offsets(ends))
-        graph.replay()
-        check(out, reference.grouped_mm(a, b, offs))
+    replay_with_new_offsets(lambda: tg.grouped_mm(a, b, offs), a, b, offs,
+                            ([0, 300, 300, 300, 300], [1, 2, 3, 150, 299]),
+                            lambda out: check(out, reference.grouped_mm(a, b, offs)))
 
 
 def test_moe_gradients():

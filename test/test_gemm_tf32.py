@@ -10,11 +10,10 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import allow_tf32, kernels_launched, poison
+from harness import HOPPER_ONLY, allow_tf32, kernels_launched, poison
 from reference import TF32_SPLIT_TOLERANCE, TF32_TOLERANCE
 
-HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+pytestmark = HOPPER_ONLY
 
 KERNEL = "GroupedGemmConfig<cutlass::tfloat32_t"
 

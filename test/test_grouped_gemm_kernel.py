@@ -8,10 +8,9 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import kernels_launched, matmul_configs
+from harness import HOPPER_ONLY, kernels_launched, matmul_configs
 
-HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+pytestmark = HOPPER_ONLY
 
 HALF = [torch.bfloat16, torch.float16]
 

@@ -9,11 +9,10 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import allow_tf32, kernels_launched, poison
+from harness import HOPPER, HOPPER_ONLY, allow_tf32, kernels_launched, poison, replay_with_new_offsets
 from reference import TF32_SPLIT_TOLERANCE, TF32_TOLERANCE
 
-HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+pytestmark = HOPPER_ONLY
 
 KERNEL = "GroupedGemmConfig<cutlass::tfloat32_t"
 
@@ -127,12 +126,6 @@ def test_cuda_graph_with_new_offsets(tf32):
     """Captured once (the staging included), replayed with new operand values and new offsets."""
     a, b, offs = (x.clone() for x in PROBLEMS["moe"])
     with allow_tf32(tf32):
-        tg.grouped_mm(a, b, offs)  # warm up outside the capture
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            out = tg.grouped_mm(a, b, offs)
-        for ends in ([0, 300, 300, 699, 700], [64, 128, 192, 256, 320]):
-            a.normal_(), b.normal_()
-            offs.copy_(offsets(ends))
-            graph.replay()
-            check(out, a, b, offs, TF32_TOLERANCE if tf32 else TF32_SPLIT_TOLERANCE)
+        replay_with_new_offsets(lambda: tg.grouped_mm(a, b, offs), a, b, offs,
+                                ([0, 300, 300, 699, 700], [64, 128, 192, 256, 320]),
+                                lambda out: check(out, a, b, offs, TF32_TOLERANCE if tf32 else TF32_SPLIT_TOLERANCE))

@@ -6,7 +6,7 @@ from torch.utils._pytree import tree_flatten
 
 import reference
 import torch_grouped as tg
-from harness import check_gradcheck, check_gradients_match, check_opcheck
+from harness import HOPPER, check_gradcheck, check_gradients_match, check_opcheck
 from op_table import OPS
 
 EXACT_OPS = {"permute_copy", "layout_transform"}
@@ -66,9 +66,6 @@ def test_gradients_match_pytorch(op, device):
 def test_opcheck(op, device):
     for s in op.samples(torch.float32, device, requires_grad=True):
         check_opcheck(op.overload, s)
-
-
-HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
 
 
 @pytest.mark.gpu

@@ -6,10 +6,9 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import kernels_launched, matmul_configs, matmul_tiles
+from harness import HOPPER_ONLY, kernels_launched, matmul_configs, matmul_tiles
 
-HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+pytestmark = HOPPER_ONLY
 
 SIZES = [(1, 8), (127, 64), (128, 136), (129, 72), (300, 512), (0, 16), (45, 0), (700, 1000)]
 

@@ -13,10 +13,9 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import kernels_launched, matmul_configs, poison, row_copy_kernels
+from harness import HOPPER_ONLY, kernels_launched, matmul_configs, poison, row_copy_kernels
 
-HOPPER = torch.cuda.is_available() and tg.has_cuda_kernels() and torch.cuda.get_device_capability()[0] == 9
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")]
+pytestmark = HOPPER_ONLY
 
 DECOMPOSITIONS = ["auto", "data_parallel", "split_k", "stream_k", "dp_one_tile_sk", "two_tile_sk_dp"]
 SHAPES = [

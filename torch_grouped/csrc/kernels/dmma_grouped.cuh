@@ -1,5 +1,5 @@
-// Persistent grouped GEMM in fp64 on the FP64 tensor cores (sm_80+ DMMA through
-// mma.sync.m8n8k4.f64), for gemm's list API and every form of grouped_mm: seed 000's grouped
+// Persistent grouped GEMM in fp64 on the FP64 tensor cores (DMMA through mma.sync.m16n8k16.f64,
+// sm_90), for gemm's list API and every form of grouped_mm: seed 000's grouped
 // problem visitor (tile_walker.cuh, the same walk as the WGMMA kernels) over 64 x 64 tiles, a
 // CTA of four warps (2 x 2, each 32 x 32 of the tile), K in blocks of 16 through a three-stage
 // cp.async pipeline, fp64 accumulators, stores straight from the registers.
@@ -28,6 +28,9 @@ constexpr int dmma_block_elems(int rows, int bk) { return rows * (bk + 4) > bk *
 struct DmmaConfig {
   static constexpr int BM = kDmmaTileM, BN = kDmmaTileN, BK = 16, Stages = 3;
   static constexpr int Threads = 128;  // 2 x 2 warps of 32 x 32
+  // Three CTAs per SM (12 warps to hide the DMMA and shared-memory latencies): at most 168
+  // registers a thread (ptxas: 196 unbounded) and 3 x 60 KB of shared memory.
+  static constexpr int CtasPerSm = 3;
   static constexpr int WarpM = 32, WarpN = 32;
   static_assert(BM == 2 * WarpM && BN == 2 * WarpN, "a 2 x 2 grid of warps");
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
@@ -61,30 +64,58 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
 }
 
-// Rows [row0, row0 + Rows) x K [k0, k0 + BK) of operand v (rows x k in all), zeros outside, into
-// `dst` laid out as `at`. Consecutive threads take consecutive elements along the operand's
-// contiguous axis (k when at.k == 1).
+// One thread's share of an operand's blocks in one tile: Rows x BK elements per K block, dealt so
+// that consecutive threads take consecutive elements along the operand's contiguous axis (k when
+// K is contiguous: a thread keeps its column and steps 128 / BK rows; otherwise its row, stepping
+// 128 / Rows columns). Set up once per tile, so that a K block's copies cost an add and two
+// compares each (recomputing the element's row, column and address per copy made the address
+// arithmetic outnumber the DMMAs 50 to 1).
 template <int Rows>
-__device__ __forceinline__ void load_block(const DmmaOperand& v, int64_t rows, int64_t k, int64_t row0, int64_t k0,
-                                           double* dst, OperandLayout at) {
-  constexpr int BK = DmmaConfig::BK, kPerThread = Rows * BK / DmmaConfig::Threads;
-  const bool k_fastest = at.k == 1;
-#pragma unroll
-  for (int u = 0; u < kPerThread; ++u) {
-    const int e = threadIdx.x + u * DmmaConfig::Threads;
-    const int r = k_fastest ? e / BK : e % Rows, c = k_fastest ? e % BK : e / Rows;
-    const int64_t gr = row0 + r, gk = k0 + c;
-    const bool in = gr < rows && gk < k;
-    cp_async_8(dst + r * at.row + c * at.k, in ? v.base + gr * v.row_stride + gk * v.k_stride : v.base, in);
-  }
-}
+struct BlockLoader {
+  static constexpr int kPerThread = Rows * DmmaConfig::BK / DmmaConfig::Threads;
+  const double* src;  // the thread's first element at K index 0 (or the base, when it has none)
+  int64_t src_step;   // elements from one of its copies to the next
+  int64_t k_stride;
+  int64_t rows_left;  // rows from its first element's to the operand's last, exclusive
+  int k0;             // its K column within a block
+  int row_step, k_step;  // (128 / BK, 0) or (0, 128 / Rows)
+  int dst, dst_step;     // shared-memory offsets within a block
 
-// d += a·b for one 8 x 8 x 4 step: a is A(lane / 4, lane % 4), b is B(lane % 4, lane / 4), d holds
-// D(lane / 4, 2·(lane % 4) + {0, 1}).
-__device__ __forceinline__ void dmma_8x8x4(double (&d)[2], double a, double b) {
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-      : "+d"(d[0]), "+d"(d[1])
-      : "d"(a), "d"(b));
+  __device__ __forceinline__ BlockLoader(const DmmaOperand& v, int64_t rows, int64_t row0, OperandLayout at) {
+    constexpr int BK = DmmaConfig::BK, T = DmmaConfig::Threads;
+    const bool k_fastest = at.k == 1;
+    const int r = k_fastest ? int(threadIdx.x) / BK : int(threadIdx.x) % Rows;
+    k0 = k_fastest ? int(threadIdx.x) % BK : int(threadIdx.x) / Rows;
+    row_step = k_fastest ? T / BK : 0, k_step = k_fastest ? 0 : T / Rows;
+    rows_left = rows - row0 - r;
+    src = rows_left > 0 ? v.base + (row0 + r) * v.row_stride + k0 * v.k_stride : v.base;
+    src_step = row_step * v.row_stride + k_step * v.k_stride;
+    k_stride = v.k_stride;
+    dst = r * at.row + k0 * at.k, dst_step = row_step * at.row + k_step * at.k;
+  }
+
+  // K block [kb·BK, kb·BK + BK) of an operand with k columns into `block`, zeros outside.
+  __device__ __forceinline__ void load(double* block, int64_t k, int32_t kb) const {
+    const int64_t first_k = int64_t(kb) * DmmaConfig::BK + k0, k_left = k - first_k;
+    const double* s = src + first_k * k_stride;
+#pragma unroll
+    for (int u = 0; u < kPerThread; ++u) {
+      const bool in = u * row_step < rows_left && u * k_step < k_left;
+      cp_async_8(block + dst + u * dst_step, in ? s + u * src_step : src, in);
+    }
+  }
+};
+
+// d += a·b for one 16 x 8 x 16 step, Hopper's widest DMMA (DMMA.16x8x16; the 8 x 8 x 4 form of
+// sm_80 exists too): with g = lane / 4 and t = lane % 4, a[i] is A(g + 8·(i % 2), t + 4·(i / 2)),
+// b[i] is B(t + 4·i, g) and d[i] is D(g + 8·(i / 2), 2t + i % 2) (CuTe's
+// SM90_16x8x16_F64F64F64F64_TN layouts).
+__device__ __forceinline__ void dmma_16x8x16(double (&d)[4], const double (&a)[8], const double (&b)[4]) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
+      "{%12, %13, %14, %15}, {%0, %1, %2, %3};"
+      : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]),
+        "d"(b[2]), "d"(b[3]));
 }
 
 // Group g's operands as rows x K from their origin (the problem's row 0, column 0, K index 0).
@@ -100,11 +131,12 @@ __device__ __forceinline__ void problem_operands(const DmmaArgs& p, int32_t g, c
   b.base += int64_t(q.b_batch) * b.batch_stride + int64_t(q.b_col) * b.row_stride + int64_t(q.k_origin) * b.k_stride;
 }
 
-__global__ void __launch_bounds__(DmmaConfig::Threads) dmma_grouped_kernel(const __grid_constant__ DmmaArgs p) {
+__global__ void __launch_bounds__(DmmaConfig::Threads, DmmaConfig::CtasPerSm) dmma_grouped_kernel(const __grid_constant__ DmmaArgs p) {
   using Cfg = DmmaConfig;
   extern __shared__ __align__(16) double smem[];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int warp_row = (warp / 2) * Cfg::WarpM + lane / 4, warp_col = (warp % 2) * Cfg::WarpN + lane / 4;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int warp_row = (warp / 2) * Cfg::WarpM, warp_col = (warp % 2) * Cfg::WarpN;  // in the tile
+  constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
   TileWalker<Cfg> walker(p.shape);
   sched::TileCoord tile;
   GroupProblem q;
@@ -117,13 +149,14 @@ __global__ void __launch_bounds__(DmmaConfig::Threads) dmma_grouped_kernel(const
     const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // 0: a tile of zeros
     auto a_block = [&](int s) { return smem + s * Cfg::StageElems; };
     auto b_block = [&](int s) { return smem + s * Cfg::StageElems + Cfg::ABlockElems; };
+    const BlockLoader<Cfg::BM> a_loader(a, q.m, row0, a_at);
+    const BlockLoader<Cfg::BN> b_loader(b, q.n, col0, b_at);
     auto load = [&](int32_t kb) {
-      const int s = kb % Cfg::Stages;
-      load_block<Cfg::BM>(a, q.m, q.k, row0, int64_t(kb) * Cfg::BK, a_block(s), a_at);
-      load_block<Cfg::BN>(b, q.n, q.k, col0, int64_t(kb) * Cfg::BK, b_block(s), b_at);
+      a_loader.load(a_block(kb % Cfg::Stages), q.k, kb);
+      b_loader.load(b_block(kb % Cfg::Stages), q.k, kb);
     };
 
-    double acc[Cfg::WarpM / 8][Cfg::WarpN / 8][2] = {};
+    double acc[kRowSteps][kColSteps][4] = {};
     // Every iteration commits one group (empty past the last block), so that waiting for all but
     // the newest Stages - 2 groups always means: block kb has landed.
 #pragma unroll
@@ -138,18 +171,19 @@ __global__ void __launch_bounds__(DmmaConfig::Threads) dmma_grouped_kernel(const
       cp_async_commit();
       const double* as = a_block(kb % Cfg::Stages);
       const double* bs = b_block(kb % Cfg::Stages);
+      static_assert(Cfg::BK == 16, "one DMMA.16x8x16 step per K block");
+      double bf[kColSteps][4];
 #pragma unroll
-      for (int k4 = 0; k4 < Cfg::BK; k4 += 4) {
-        const int k = k4 + lane % 4;
-        double af[Cfg::WarpM / 8], bf[Cfg::WarpN / 8];
+      for (int j = 0; j < kColSteps; ++j)
 #pragma unroll
-        for (int i = 0; i < Cfg::WarpM / 8; ++i) af[i] = as[(warp_row + 8 * i) * a_at.row + k * a_at.k];
+        for (int v = 0; v < 4; ++v) bf[j][v] = bs[(warp_col + 8 * j + g) * b_at.row + (t + 4 * v) * b_at.k];
 #pragma unroll
-        for (int j = 0; j < Cfg::WarpN / 8; ++j) bf[j] = bs[(warp_col + 8 * j) * b_at.row + k * b_at.k];
+      for (int i = 0; i < kRowSteps; ++i) {  // (A's fragments one row step at a time: registers)
+        double af[8];
 #pragma unroll
-        for (int i = 0; i < Cfg::WarpM / 8; ++i)
+        for (int v = 0; v < 8; ++v) af[v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * a_at.row + (t + 4 * (v / 2)) * a_at.k];
 #pragma unroll
-          for (int j = 0; j < Cfg::WarpN / 8; ++j) dmma_8x8x4(acc[i][j], af[i], bf[j]);
+        for (int j = 0; j < kColSteps; ++j) dmma_16x8x16(acc[i][j], af, bf[j]);
       }
     }
     cp_async_wait<0>();
@@ -157,14 +191,17 @@ __global__ void __launch_bounds__(DmmaConfig::Threads) dmma_grouped_kernel(const
 
     double* c = reinterpret_cast<double*>(q.c);
 #pragma unroll
-    for (int i = 0; i < Cfg::WarpM / 8; ++i) {
-      const int64_t row = row0 + warp_row + 8 * i;
-      if (row >= q.m) continue;
+    for (int i = 0; i < kRowSteps; ++i) {
 #pragma unroll
-      for (int j = 0; j < Cfg::WarpN / 8; ++j) {
-        const int64_t col = col0 + (warp % 2) * Cfg::WarpN + 8 * j + 2 * (lane % 4);
-        if (col < q.n) c[row * q.ldc + col] = acc[i][j][0];
-        if (col + 1 < q.n) c[row * q.ldc + col + 1] = acc[i][j][1];
+      for (int half = 0; half < 2; ++half) {
+        const int64_t row = row0 + warp_row + 16 * i + g + 8 * half;
+        if (row >= q.m) continue;
+#pragma unroll
+        for (int j = 0; j < kColSteps; ++j) {
+          const int64_t col = col0 + warp_col + 8 * j + 2 * t;
+          if (col < q.n) c[row * q.ldc + col] = acc[i][j][2 * half];
+          if (col + 1 < q.n) c[row * q.ldc + col + 1] = acc[i][j][2 * half + 1];
+        }
       }
     }
   }
