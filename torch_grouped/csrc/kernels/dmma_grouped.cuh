@@ -96,8 +96,8 @@ struct BlockLoader {
 
   // K block [kb·BK, kb·BK + BK) of an operand with k columns into `block`, zeros outside.
   __device__ __forceinline__ void load(double* block, int64_t k, int32_t kb) const {
-    const int64_t first_k = int64_t(kb) * DmmaConfig::BK + k0, k_left = k - first_k;
-    const double* s = src + first_k * k_stride;
+    const int64_t block_k = int64_t(kb) * DmmaConfig::BK, k_left = k - block_k - k0;
+    const double* s = src + block_k * k_stride;  // (src is at the thread's K column k0 already)
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
       const bool in = u * row_step < rows_left && u * k_step < k_left;
