@@ -4,12 +4,20 @@ shared-memory offsets in either orientation), the fragment reads of mma.m16n8k16
 SM90_16x8x16_F64F64F64F64_TN layouts), the accumulation and the stores. It checks, for operands of
 every layout and for tiles at and past the edges, that every shared-memory element of a block is
 written exactly once, that no fragment read lands outside the block, and that the tile equals the
-float64 product. It stands in for the GPU until the kernel's own tests run (benchmarks/NOTES.md,
+float64 product. Then grouped_mm's four forms as the host code describes them (cuda/dmma_cuda.cpp's
+operand views, resolve_group's ranges and origins, problem_operands' offsets), each problem read
+through those views from the tensors' storage, against the reference. It stands in for the GPU until the kernel's own tests run (benchmarks/NOTES.md,
 session 20); it proves the formulas consistent, not the CUDA code that carries them.
     python tools/emulate_dmma.py"""
 import itertools
+import os
+import sys
 
 import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
+import reference  # noqa: E402  (test/reference.py: the float64 reference of every op)
 
 BM = BN = 64
 BK = 16
@@ -106,6 +114,85 @@ def operand(rng, rows, k, kind):
     return mem, (2, 2 * pitch, 2), x
 
 
+def view(t, rows_dim, k_dim, batch_dim=None):
+    """dmma_cuda.cpp's operand(): (base, row_stride, k_stride, batch_stride) in elements of t's storage."""
+    return [t.storage_offset(), t.stride(rows_dim), t.stride(k_dim), 0 if batch_dim is None else t.stride(batch_dim)]
+
+
+def grouped_form(a, b, offs):
+    """grouped_mm_f64_cuda's args, resolve_group and problem_operands, each problem read through
+    the views: the output the kernel would write."""
+    ends = [] if offs is None else offs.tolist()
+    if a.dim() == 2 and b.dim() == 3:
+        form, m, n, k, groups = "RaggedM", a.shape[0], b.shape[2], a.shape[1], b.shape[0]
+        av, bv = view(a, 0, 1), view(b, 2, 1, 0)
+        out = torch.full((m, n), float("nan"), dtype=torch.float64)
+    elif a.dim() == 3 and b.dim() == 2:
+        form, m, n, k, groups = "RaggedN", a.shape[1], b.shape[1], a.shape[2], a.shape[0]
+        av, bv = view(a, 1, 2, 0), view(b, 1, 0)
+        out = torch.full((m, n), float("nan"), dtype=torch.float64)
+    elif a.dim() == 3:
+        form, m, n, k, groups = "Batched", a.shape[1], b.shape[2], a.shape[2], a.shape[0]
+        av, bv = view(a, 1, 2, 0), view(b, 2, 1, 0)
+        out = torch.full((groups, m, n), float("nan"), dtype=torch.float64)
+    else:
+        form, m, n, k, groups = "RaggedK", a.shape[0], b.shape[1], a.shape[1], len(ends)
+        av, bv = view(a, 0, 1), view(b, 1, 0)
+        out = torch.full((groups, m, n), float("nan"), dtype=torch.float64)
+    ragged = form in ("RaggedM", "RaggedN")
+    for g in range(groups + (1 if ragged else 0)):  # visited_groups: the ragged forms' virtual tail
+        if form != "Batched":  # ragged_range
+            total = {"RaggedM": m, "RaggedN": n, "RaggedK": k}[form]
+            start = 0 if g == 0 else min(max(ends[g - 1], 0), total)
+            end = total if g == groups else min(max(ends[g], start), total)
+        qm, qn, qk, a_row, a_batch, b_col, b_batch, k_origin = m, n, k, 0, 0, 0, 0, 0
+        if form == "Batched":
+            a_batch = b_batch = g
+        elif form == "RaggedK":
+            qk, k_origin = end - start, start
+        elif form == "RaggedM":
+            qk = 0 if g == groups else k
+            qm, a_row, b_batch = end - start, start, (0 if g == groups else g)
+        else:
+            qk = 0 if g == groups else k
+            qn, b_col, a_batch = end - start, start, (0 if g == groups else g)
+        a0 = av[0] + a_batch * av[3] + a_row * av[1] + k_origin * av[2]
+        b0 = bv[0] + b_batch * bv[3] + b_col * bv[1] + k_origin * bv[2]
+        A = torch.as_strided(a, (qm, qk), (av[1], av[2]), a0) if qm * qk else torch.zeros(qm, qk, dtype=torch.float64)
+        B = torch.as_strided(b, (qn, qk), (bv[1], bv[2]), b0) if qn * qk else torch.zeros(qn, qk, dtype=torch.float64)
+        tile = A @ B.T
+        if form == "RaggedM":
+            out[start:end] = tile
+        elif form == "RaggedN":
+            out[:, start:end] = tile
+        else:
+            out[g] = tile
+    return out
+
+
+def check_forms(rng):
+    def t(*shape, layout="rows"):
+        x = torch.from_numpy(rng.standard_normal(shape))
+        if layout == "cols":
+            return x.mT.contiguous().mT
+        if layout == "offset":
+            return torch.from_numpy(rng.standard_normal(shape[:-1] + (shape[-1] + 3,)))[..., 1:-2]
+        return x
+    offs = lambda ends: torch.tensor(ends, dtype=torch.int32)  # noqa: E731
+    problems = []
+    for la, lb in itertools.product(("rows", "cols", "offset"), repeat=2):
+        problems += [(t(300, 40, layout=la), t(5, 40, 72, layout=lb), offs([64, 64, 130, 250, 290])),
+                     (t(3, 70, 24, layout=la), t(24, 150, layout=lb), offs([10, 10, 129])),
+                     (t(4, 65, 31, layout=la), t(4, 31, 66, layout=lb), None),
+                     (t(90, 300, layout=la), t(300, 70, layout=lb), offs([0, 100, 100, 250, 300]))]
+    for a, b, o in problems:
+        out = grouped_form(a, b, o)
+        assert not out.isnan().any(), "an output element no problem writes"
+        ref = reference.grouped_mm(a, b, o)
+        assert torch.allclose(out, ref, rtol=1e-12, atol=1e-12), (a.shape, b.shape)
+    return len(problems)
+
+
 def main():
     rng = np.random.default_rng(0)
     kinds = ("k_contiguous", "rows_contiguous", "strided")
@@ -123,6 +210,8 @@ def main():
             cases += 1
     print(f"{cases} tiles over 4 shapes x 9 layout pairs: every block element written once, every fragment "
           "inside its block, every output element stored once and equal to float64's")
+    print(f"{check_forms(rng)} grouped_mm problems (four forms x 9 layout pairs) read through the host's views: "
+          "every output element written and equal to the reference")
 
 
 if __name__ == "__main__":
