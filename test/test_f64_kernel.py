@@ -1,8 +1,9 @@
-"""fp64 gemm (list API) and grouped_mm (every form) on Hopper's FP64 tensor cores, through the DMMA
-kernel (kernels/dmma_grouped.cuh), which TORCH_GROUPED_FP64_KERNELS=1 turns on: float64's result
-to rounding, every output element written (zeros for K = 0, empty groups and rows past the last
-offset), operands in any layout read in place, the same bits whichever schedule walks the tiles,
-no host synchronisation, CUDA graphs with new offsets, gradients."""
+"""fp64 gemm (list API), grouped_mm (every form) and syr2k on Hopper's FP64 tensor cores, through
+the DMMA kernels (kernels/dmma_grouped.cuh), which TORCH_GROUPED_FP64_KERNELS=1 turns on:
+float64's result to rounding, every output element written (zeros for K = 0, empty groups and rows
+past the last offset), operands in any layout read in place, the same bits whichever schedule
+walks the tiles, exactly symmetric syr2k results, no host synchronisation, CUDA graphs with new
+offsets, gradients."""
 import pytest
 import torch
 
@@ -140,3 +141,47 @@ def test_moe_gradients():
     reference.grouped_mm(a_ref, b_ref, offs).backward(grad)
     check(a.grad, a_ref.grad)
     check(b.grad, b_ref.grad)
+
+
+# syr2k (the Rank2K kernel): orders at and off the 64-tile, K = 0 and 1, every layout.
+SYR2K_SIZES = [(1, 1), (64, 16), (65, 37), (130, 0), (200, 1), (90, 129)]
+
+
+def syr2k_problem():
+    a = [randn(n, k, seed=100 + i, layout=LAYOUTS[i % 3]) for i, (n, k) in enumerate(SYR2K_SIZES)]
+    b = [randn(n, k, seed=200 + i, layout=LAYOUTS[(i + 2) % 3]) for i, (n, k) in enumerate(SYR2K_SIZES)]
+    c = [randn(n, n, seed=300 + i, layout=LAYOUTS[(i + 1) % 3]) for i, (n, _) in enumerate(SYR2K_SIZES)]
+    return a, b, c
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("with_c", [False, True])
+def test_syr2k_matches_float64_and_is_symmetric(uplo, with_c):
+    a, b, c = syr2k_problem()
+    c = c if with_c else None
+    poison()
+    names = kernels_launched(lambda: tg.syr2k(a, b, c, uplo=uplo, alpha=0.7, beta=-1.3))
+    out = tg.syr2k(a, b, c, uplo=uplo, alpha=0.7, beta=-1.3)
+    assert any("dmma_kernel<true>" in n for n in names), names
+    for o, r in zip(out, reference.syr2k(a, b, c, uplo, 0.7, -1.3)):
+        check(o, r)
+        assert torch.equal(o, o.T), "not exactly symmetric"
+
+
+def test_syr2k_gemm_scheduler(monkeypatch):
+    """The same kernel over every tile (the benchmark's comparison): the same values."""
+    a, b, c = syr2k_problem()
+    monkeypatch.setenv("TORCH_GROUPED_SYR2K_SCHEDULER", "gemm")
+    for o, r in zip(tg.syr2k(a, b, c, uplo="L", alpha=2.0, beta=0.5), reference.syr2k(a, b, c, "L", 2.0, 0.5)):
+        check(o, r)
+
+
+def test_syr2k_gradients():
+    """Backward through our ops (the fp64 gemm of dA, dB and the folded dc) against float64 autograd."""
+    a, b, c = (x.clone().requires_grad_() for x in (randn(70, 20, seed=1), randn(70, 20, seed=2), randn(70, 70, seed=3)))
+    grad = randn(70, 70, seed=4)
+    tg.syr2k([a], [b], [c], uplo="U", alpha=1.5, beta=0.25)[0].backward(grad)
+    refs = [x.detach().clone().requires_grad_() for x in (a, b, c)]
+    reference.syr2k([refs[0]], [refs[1]], [refs[2]], "U", 1.5, 0.25)[0].backward(grad)
+    for x, r in zip((a, b, c), refs):
+        check(x.grad, r.grad)

@@ -1,7 +1,9 @@
 """A CPU emulation of one tile of the fp64 DMMA kernel (csrc/kernels/dmma_grouped.cuh), written from
 its index formulas line by line: each thread's copies (BlockLoader: first element, steps, zero fill,
 shared-memory offsets in either orientation), the fragment reads of mma.m16n8k16.f64 (CuTe's
-SM90_16x8x16_F64F64F64F64_TN layouts), the accumulation and the stores. It checks, for operands of
+SM90_16x8x16_F64F64F64F64_TN layouts), the accumulation and the stores; for syr2k (the Rank2K
+kernel) both passes with the roles swapped, alpha, beta·c from the `uplo` triangle and the mirror
+stores of the triangle walk. It checks, for operands of
 every layout and for tiles at and past the edges, that every shared-memory element of a block is
 written exactly once, that no fragment read lands outside the block, and that the tile equals the
 float64 product. Then grouped_mm's four forms as the host code describes them (cuda/dmma_cuda.cpp's
@@ -62,13 +64,18 @@ def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows):
     return smem, (at_row, at_k)
 
 
-def tile(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n):
-    """The kernel's tile (tile_m, tile_n) of one problem: a_view/b_view = (base, row_stride, k_stride)."""
+def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, rank2k=False):
+    """The kernel's K loop over tile (tile_m, tile_n) of one problem (a_view/b_view = (base,
+    row_stride, k_stride)); Rank2K: twice the blocks, the second pass with the operands' roles
+    swapped. Returns for_each_element's (row, col, value) of every thread."""
     row0, col0 = tile_m * BM, tile_n * BN
     acc = np.zeros((4, 32, WARP_M // 16, WARP_N // 8, 4))  # warp, lane, i, j, value
-    for kb in range(-(-k // BK)):
-        a_s, (ar, ak) = load_block(a_mem, *a_view, m, k, row0, kb, BM)
-        b_s, (br, bk) = load_block(b_mem, *b_view, n, k, col0, kb, BN)
+    kblocks = -(-k // BK)
+    for kb in range(2 * kblocks if rank2k else kblocks):
+        second = rank2k and kb >= kblocks
+        (am, av), (bm, bv) = ((b_mem, b_view), (a_mem, a_view)) if second else ((a_mem, a_view), (b_mem, b_view))
+        a_s, (ar, ak) = load_block(am, *av, m, k, row0, kb - kblocks if second else kb, BM)
+        b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kb - kblocks if second else kb, BN)
         for warp in range(4):
             warp_row, warp_col = (warp // 2) * WARP_M, (warp % 2) * WARP_N
             for i, j in itertools.product(range(WARP_M // 16), range(WARP_N // 8)):
@@ -85,18 +92,71 @@ def tile(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n):
                     g, t = lane // 4, lane % 4
                     for v in range(4):  # d[v] = D(g + 8(v / 2), 2t + v % 2)
                         acc[warp, lane, i, j, v] += D[g + 8 * (v // 2), 2 * t + v % 2]
-    out = {}
+    elements = []
     for warp, lane in itertools.product(range(4), range(32)):
         g, t = lane // 4, lane % 4
-        warp_row, warp_col = (warp // 2) * WARP_M, (warp % 2) * WARP_N
-        for i, half, j in itertools.product(range(WARP_M // 16), range(2), range(WARP_N // 8)):
-            row = row0 + warp_row + 16 * i + g + 8 * half
-            col = col0 + warp_col + 8 * j + 2 * t
-            for dc in range(2):
-                if row < m and col + dc < n:
-                    assert (row, col + dc) not in out, "an element stored twice"
-                    out[row, col + dc] = acc[warp, lane, i, j, 2 * half + dc]
+        row_w, col_w = row0 + (warp // 2) * WARP_M, col0 + (warp % 2) * WARP_N
+        for i, j, v in itertools.product(range(WARP_M // 16), range(WARP_N // 8), range(4)):
+            elements.append((row_w + 16 * i + g + 8 * (v // 2), col_w + 8 * j + 2 * t + v % 2, acc[warp, lane, i, j, v]))
+    return elements
+
+
+def tile(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n):
+    """store_gemm_tile: {(row, col): value} of the elements inside the problem."""
+    out = {}
+    for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n):
+        if row < m and col < n:
+            assert (row, col) not in out, "an element stored twice"
+            out[row, col] = v
     return out
+
+
+def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles):
+    """syr2k of one problem: the walk's tiles (the triangle's, or all), store_rank2k_tile each."""
+    out, writes = np.zeros((n, n)), np.zeros((n, n), dtype=int)
+    grid = -(-n // BM)
+    tiles = [(i, j) for i in range(grid) for j in range(grid) if all_tiles or (j <= i if lower else i <= j)]
+    for tm, tn in tiles:
+        for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, n, n, k, tm, tn, rank2k=True):
+            if row >= n or col >= n:
+                continue
+            in_triangle = row >= col if lower else row <= col
+            if not all_tiles and not in_triangle:
+                continue
+            v *= alpha
+            if c is not None:
+                v += beta * (c[row, col] if in_triangle else c[col, row])
+            out[row, col] = v
+            writes[row, col] += 1
+            if not all_tiles and row != col:
+                out[col, row] = v
+                writes[col, row] += 1
+    assert (writes == 1).all(), "an output element written other than once"
+    return out
+
+
+def check_rank2k(rng):
+    count = 0
+    kinds = ("k_contiguous", "rows_contiguous", "strided")
+    for (n, k), ka, kb_, lower, with_c, all_tiles in itertools.product(
+            [(64, 16), (130, 37), (5, 3), (70, 1)], kinds, kinds, (True, False), (False, True), (False, True)):
+        if all_tiles and (ka != kb_ or not with_c):
+            continue  # (the GEMM walk: a few cases)
+        a_mem, a_view, a = operand(rng, n, k, ka)
+        b_mem, b_view, b = operand(rng, n, k, kb_)
+        c = rng.standard_normal((n, n)) if with_c else None
+        alpha, beta = 0.7, -1.3
+        out = rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles)
+        sym = None
+        if c is not None:  # beta's c: its `uplo` triangle, mirrored
+            tri = np.tril(c) if lower else np.triu(c)
+            sym = tri + tri.T - np.diag(np.diag(c))
+        ref = alpha * (a @ b.T + b @ a.T) + (beta * sym if sym is not None else 0.0)
+        assert np.abs(out - ref).max() < 1e-12 * max(1.0, np.abs(ref).max()), (n, k, ka, kb_, lower, with_c, all_tiles)
+        if not all_tiles:
+            assert (out == out.T).all(), "not exactly symmetric"
+        count += 1
+    return count
 
 
 def operand(rng, rows, k, kind):
@@ -210,6 +270,9 @@ def main():
             cases += 1
     print(f"{cases} tiles over 4 shapes x 9 layout pairs: every block element written once, every fragment "
           "inside its block, every output element stored once and equal to float64's")
+    print(f"{check_rank2k(rng)} syr2k problems (Rank2K: both passes, alpha, beta·c from either triangle, "
+          "the triangle walk with mirrors and the GEMM walk): every element written once, exactly symmetric, "
+          "equal to float64's")
     print(f"{check_forms(rng)} grouped_mm problems (four forms x 9 layout pairs) read through the host's views: "
           "every output element written and equal to the reference")
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "../kernels/dmma_launch.h"
@@ -42,6 +43,71 @@ bool fp64_kernels_enabled() {
   return setting == "1";
 }
 
+namespace {
+
+// One problem of a list (gemm, syr2k): its sizes and output (and syr2k's c), and its operands.
+struct DmmaListProblem {
+  kernels::ListGroup group;
+  DmmaListOperands operands;
+};
+
+// Launches the list, in the order given, with `tiles` (GemmTiles, or syr2k's SymmetricTiles) and
+// the mode's fields in `p` (alpha, beta): one upload of the problem table, the operands and
+// (host_lists) the per-CTA tile lists, then the kernel over every resident CTA, or one per tile.
+template <class Tiles>
+void launch_dmma_list(const std::vector<DmmaListProblem>& problems, Tiles tiles, bool host_lists, DmmaArgs p,
+                      const at::Device& device) {
+  constexpr bool rank2k = std::is_same_v<Tiles, sched::SymmetricTiles>;
+  const int32_t groups = static_cast<int32_t>(problems.size());
+  std::vector<int64_t> ms(groups), ns(groups);
+  for (int32_t j = 0; j < groups; ++j) ms[j] = problems[j].group.m, ns[j] = problems[j].group.n;
+  const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
+  const int64_t total = sched::total_tiles(sizes, tiles);
+  const int resident = rank2k ? kernels::dmma_rank2k_resident(device.index()) : kernels::dmma_grouped_resident(device.index());
+  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(resident, total));
+  const int64_t stride = host_lists ? sched::ceil_div(total, walkers) : 0;
+
+  const size_t operands_at = aligned16(groups * sizeof(kernels::ListGroup));
+  const size_t entries_at = operands_at + aligned16(groups * sizeof(DmmaListOperands));
+  const size_t bytes = entries_at + walkers * stride * sizeof(sched::PrecomputedEntry);
+  const at::Tensor table = at::detail::empty_cuda({static_cast<int64_t>(bytes)}, at::kByte, device, std::nullopt);
+  uint8_t* dbase = table.data_ptr<uint8_t>();
+  at::DataPtr host = pinned_block(bytes);
+  auto* base = static_cast<uint8_t*>(host.get());
+  auto* list = reinterpret_cast<kernels::ListGroup*>(base);
+  auto* ops = reinterpret_cast<DmmaListOperands*>(base + operands_at);
+  for (int32_t j = 0; j < groups; ++j) list[j] = problems[j].group, ops[j] = problems[j].operands;
+  if (host_lists)
+    sched::fill_all_cta_schedules(sizes, tiles, walkers, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
+  const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
+  upload_pinned(std::move(host), dbase, bytes, stream);
+
+  p.shape.form = GroupedForm::List;
+  p.shape.groups = groups;
+  p.shape.list = reinterpret_cast<const kernels::ListGroup*>(dbase);
+  p.shape.precomputed = host_lists ? reinterpret_cast<const sched::PrecomputedEntry*>(dbase + entries_at) : nullptr;
+  p.shape.precomputed_stride = stride;
+  p.shape.out_kind = kernels::OutKind::Double;
+  p.list_operands = reinterpret_cast<const DmmaListOperands*>(dbase + operands_at);
+  if constexpr (rank2k) {
+    p.shape.triangle = tiles;
+    kernels::launch_dmma_rank2k(p, static_cast<int>(walkers), stream.stream());
+  } else {
+    p.shape.tiles = tiles;
+    kernels::launch_dmma_grouped(p, static_cast<int>(walkers), stream.stream());
+  }
+}
+
+// Problem indices in visiting order: by K, descending (seed 000's sorting), or as given.
+std::vector<int32_t> visiting_order(const std::vector<int64_t>& ks, bool sort_by_k) {
+  if (sort_by_k) return sched::order_by_k_descending(ks);
+  std::vector<int32_t> order(ks.size());
+  std::iota(order.begin(), order.end(), 0);
+  return order;
+}
+
+}  // namespace
+
 std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,
                                       GemmSchedule mode, bool sort_by_k, int panel) {
   const at::Device device = a[0].device();
@@ -58,51 +124,51 @@ std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const 
     ks.push_back(shapes[i].k);
   }
   if (active.empty()) return out;
-  std::vector<int32_t> order(active.size());
-  std::iota(order.begin(), order.end(), 0);
-  if (sort_by_k) order = sched::order_by_k_descending(ks);
-
-  const int32_t groups = static_cast<int32_t>(order.size());
-  std::vector<int64_t> ms(groups), ns(groups);
-  for (int32_t j = 0; j < groups; ++j) ms[j] = shapes[active[order[j]]].m, ns[j] = shapes[active[order[j]]].n;
-  const sched::GemmTiles tiles{kTile, panel};
-  const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
-  const int64_t total = sched::total_tiles(sizes, tiles);
-  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device.index()), total));
-  const bool host_lists = mode != GemmSchedule::Device;
-  const int64_t stride = host_lists ? sched::ceil_div(total, walkers) : 0;
-
-  // One upload: the problem table (sizes, outputs), the operands, the per-CTA tile lists.
-  const size_t operands_at = aligned16(groups * sizeof(kernels::ListGroup));
-  const size_t entries_at = operands_at + aligned16(groups * sizeof(DmmaListOperands));
-  const size_t bytes = entries_at + walkers * stride * sizeof(sched::PrecomputedEntry);
-  const at::Tensor table = at::detail::empty_cuda({static_cast<int64_t>(bytes)}, at::kByte, device, std::nullopt);
-  uint8_t* dbase = table.data_ptr<uint8_t>();
-  at::DataPtr host = pinned_block(bytes);
-  auto* base = static_cast<uint8_t*>(host.get());
-  auto* list = reinterpret_cast<kernels::ListGroup*>(base);
-  auto* ops = reinterpret_cast<DmmaListOperands*>(base + operands_at);
-  for (int32_t j = 0; j < groups; ++j) {
-    const int32_t i = active[order[j]];
-    list[j] = kernels::ListGroup{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
-                                 a[i].const_data_ptr(), a[i].stride(0), b[i].const_data_ptr(), b[i].stride(0), nullptr, 0};
-    ops[j] = DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 1, 0)};
+  std::vector<DmmaListProblem> problems;
+  problems.reserve(active.size());
+  for (const int32_t j : visiting_order(ks, sort_by_k)) {
+    const int32_t i = active[j];
+    problems.push_back({kernels::ListGroup{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
+                                           a[i].const_data_ptr(), a[i].stride(0), b[i].const_data_ptr(), b[i].stride(0),
+                                           nullptr, 0},
+                        DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 1, 0)}});
   }
-  if (host_lists)
-    sched::fill_all_cta_schedules(sizes, tiles, walkers, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
-  const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
-  upload_pinned(std::move(host), dbase, bytes, stream);
+  launch_dmma_list(problems, sched::GemmTiles{kTile, panel}, mode != GemmSchedule::Device, DmmaArgs{}, device);
+  return out;
+}
 
+std::vector<at::Tensor> syr2k_f64_cuda(at::TensorList a, at::TensorList b, at::TensorList c, sched::Uplo uplo,
+                                       double alpha, double beta, bool all_tiles) {
+  const at::Device device = a[0].device();
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (const at::Tensor& ai : a) shapes.emplace_back(ai.size(0), ai.size(0));
+  std::vector<at::Tensor> out = outputs_in_one_block(shapes, at::kDouble, device);
+  const bool with_c = beta != 0.0 && !c.empty();
+  // Every problem of order n > 0 goes to the kernel, K = 0 included (its tiles store beta·c from
+  // c's triangle, or zeros). c is read through unit-stride rows (a copy otherwise), kept alive
+  // until the kernel is queued (the allocator reuses memory in stream order).
+  std::vector<at::Tensor> c_rows;
+  std::vector<int64_t> ks;
+  std::vector<DmmaListProblem> problems;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const int64_t n = a[i].size(0), k = a[i].size(1);
+    if (n == 0) continue;
+    const at::Tensor ci = with_c ? (c[i].stride(1) == 1 ? c[i] : c[i].contiguous()) : at::Tensor();
+    if (with_c) c_rows.push_back(ci);
+    problems.push_back({kernels::ListGroup{n, n, k, out[i].data_ptr(), n, a[i].const_data_ptr(), a[i].stride(0),
+                                           b[i].const_data_ptr(), b[i].stride(0), with_c ? ci.const_data_ptr() : nullptr,
+                                           with_c ? ci.stride(0) : 0},
+                        DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 0, 1)}});
+    ks.push_back(k);
+  }
+  if (problems.empty()) return out;
+  std::vector<DmmaListProblem> by_k;
+  by_k.reserve(problems.size());
+  for (const int32_t j : visiting_order(ks, /*sort_by_k=*/true)) by_k.push_back(problems[j]);
   DmmaArgs p{};
-  p.shape.form = GroupedForm::List;
-  p.shape.groups = groups;
-  p.shape.list = reinterpret_cast<const kernels::ListGroup*>(dbase);
-  p.shape.precomputed = host_lists ? reinterpret_cast<const sched::PrecomputedEntry*>(dbase + entries_at) : nullptr;
-  p.shape.precomputed_stride = stride;
-  p.shape.out_kind = kernels::OutKind::Double;
-  p.shape.tiles = tiles;
-  p.list_operands = reinterpret_cast<const DmmaListOperands*>(dbase + operands_at);
-  kernels::launch_dmma_grouped(p, static_cast<int>(walkers), stream.stream());
+  p.alpha = alpha, p.beta = beta;
+  const sched::SymmetricTiles tiles{sched::Rank2KTiles{kTile, uplo}, all_tiles};
+  launch_dmma_list(by_k, tiles, /*host_lists=*/true, p, device);
   return out;
 }
 

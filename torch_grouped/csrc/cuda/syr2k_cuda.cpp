@@ -1,8 +1,9 @@
 // CUDA path of syr2k: bf16/fp16/fp32 groups on Hopper run in the persistent Rank2K kernel, which
 // walks only the `uplo` triangle's tiles (sched::Rank2KTiles) and writes every tile with its mirror;
 // fp32 through TF32 WGMMA, fp32-accurate by default (3xTF32, cuda/tf32_operands.h). fp64 groups
-// (and fp32 off Hopper) take cuBLAS ?syr2k (orders >= 1024) or two matmuls, each with a mirror
-// kernel (cuda/syr2k_blas.h); everything else the portable composite.
+// run the DMMA Rank2K kernel where opted in (cuda/dmma_cuda.h); otherwise they (and fp32 off
+// Hopper) take cuBLAS ?syr2k (orders >= 1024) or two matmuls, each with a mirror kernel
+// (cuda/syr2k_blas.h); everything else the portable composite.
 #include <ATen/ATen.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -19,6 +20,7 @@
 #include "../sched/group_order.h"
 #include "../sched/rank2k_tile_choice.h"
 #include "device_info.h"
+#include "dmma_cuda.h"
 #include "list_launch.h"
 #include "list_outputs.h"
 #include "operand_maps.h"
@@ -135,6 +137,8 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   c10::cuda::CUDAGuard guard(a[0].device());
   ensure_context(a[0].get_device());
   const at::ScalarType dtype = a[0].scalar_type();
+  if (dtype == at::kDouble && kernel_device(a[0]) && fp64_kernels_enabled())  // (opt-in: dmma_cuda.h)
+    return syr2k_f64_cuda(a, b, c, uplo, alpha, beta, gemm_scheduler());
   const bool tf32 = dtype == at::kFloat;  // the TF32 kernel, on operands as Tf32Operands stage them
   const bool kernel = (kernel_dtype(dtype) || tf32) && kernel_device(a[0]);
   const bool blas = !kernel && (dtype == at::kFloat || dtype == at::kDouble);

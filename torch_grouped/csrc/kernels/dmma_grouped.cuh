@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <type_traits>
 
 #include "dmma_launch.h"
 #include "dynamic_smem.h"
@@ -25,7 +26,8 @@ namespace torch_grouped::kernels {
 // in rows of `rows` + 4 (see OperandLayout); room for the larger.
 constexpr int dmma_block_elems(int rows, int bk) { return rows * (bk + 4) > bk * (rows + 4) ? rows * (bk + 4) : bk * (rows + 4); }
 
-struct DmmaConfig {
+// The kernel's tiles, K blocks, stages and CTAs (both modes).
+struct DmmaShape {
   static constexpr int BM = kDmmaTileM, BN = kDmmaTileN, BK = 16, Stages = 3;
   static constexpr int Threads = 128;  // 2 x 2 warps of 32 x 32
   // Three CTAs per SM (12 warps to hide the DMMA and shared-memory latencies): at most 168
@@ -33,12 +35,17 @@ struct DmmaConfig {
   static constexpr int CtasPerSm = 3;
   static constexpr int WarpM = 32, WarpN = 32;
   static_assert(BM == 2 * WarpM && BN == 2 * WarpN, "a 2 x 2 grid of warps");
+  static_assert(BM == BN, "Rank2K: one operand fills the A and the B role");
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
-  // For TileWalker: GEMM tiles, no clusters.
-  using Tiles = sched::GemmTiles;
+};
+
+// For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k); no clusters.
+template <bool Rank2K_>
+struct DmmaConfig : DmmaShape {
+  static constexpr bool Rank2K = Rank2K_;
+  using Tiles = std::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr int ClusterM = 1;
-  static constexpr bool Rank2K = false;
 };
 
 // Where element (row, k) of an operand block lies in shared memory: row·row + k·k. K contiguous
@@ -50,7 +57,7 @@ struct OperandLayout {
 };
 template <int Rows>
 __device__ __forceinline__ OperandLayout operand_layout(const DmmaOperand& v) {
-  return v.k_stride == 1 ? OperandLayout{DmmaConfig::BK + 4, 1} : OperandLayout{1, Rows + 4};
+  return v.k_stride == 1 ? OperandLayout{DmmaShape::BK + 4, 1} : OperandLayout{1, Rows + 4};
 }
 
 // 8 bytes global -> shared, zeros where `in` is false (src-size 0: nothing is read).
@@ -72,7 +79,7 @@ __device__ __forceinline__ void cp_async_wait() {
 // arithmetic outnumber the DMMAs 50 to 1).
 template <int Rows>
 struct BlockLoader {
-  static constexpr int kPerThread = Rows * DmmaConfig::BK / DmmaConfig::Threads;
+  static constexpr int kPerThread = Rows * DmmaShape::BK / DmmaShape::Threads;
   const double* src;  // the thread's first element at K index 0 (or the base, when it has none)
   int64_t src_step;   // elements from one of its copies to the next
   int64_t k_stride;
@@ -82,7 +89,7 @@ struct BlockLoader {
   int dst, dst_step;     // shared-memory offsets within a block
 
   __device__ __forceinline__ BlockLoader(const DmmaOperand& v, int64_t rows, int64_t row0, OperandLayout at) {
-    constexpr int BK = DmmaConfig::BK, T = DmmaConfig::Threads;
+    constexpr int BK = DmmaShape::BK, T = DmmaShape::Threads;
     const bool k_fastest = at.k == 1;
     const int r = k_fastest ? int(threadIdx.x) / BK : int(threadIdx.x) % Rows;
     k0 = k_fastest ? int(threadIdx.x) % BK : int(threadIdx.x) / Rows;
@@ -96,7 +103,7 @@ struct BlockLoader {
 
   // K block [kb·BK, kb·BK + BK) of an operand with k columns into `block`, zeros outside.
   __device__ __forceinline__ void load(double* block, int64_t k, int32_t kb) const {
-    const int64_t block_k = int64_t(kb) * DmmaConfig::BK, k_left = k - block_k - k0;
+    const int64_t block_k = int64_t(kb) * DmmaShape::BK, k_left = k - block_k - k0;
     const double* s = src + block_k * k_stride;  // (src is at the thread's K column k0 already)
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
@@ -131,8 +138,59 @@ __device__ __forceinline__ void problem_operands(const DmmaArgs& p, int32_t g, c
   b.base += int64_t(q.b_batch) * b.batch_stride + int64_t(q.b_col) * b.row_stride + int64_t(q.k_origin) * b.k_stride;
 }
 
-__global__ void __launch_bounds__(DmmaConfig::Threads, DmmaConfig::CtasPerSm) dmma_grouped_kernel(const __grid_constant__ DmmaArgs p) {
-  using Cfg = DmmaConfig;
+// f(row, col, value) for each of the thread's accumulator elements, rows and columns from the
+// warp's corner (row0, col0) by the fragment layout: d[v] of DMMA (i, j) is element
+// (16i + g + 8·(v / 2), 8j + 2t + v % 2).
+template <class Acc, class F>
+__device__ __forceinline__ void for_each_element(const Acc& acc, int64_t row0, int64_t col0, F f) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  constexpr int kRowSteps = sizeof(acc) / sizeof(acc[0]), kColSteps = sizeof(acc[0]) / sizeof(acc[0][0]);
+#pragma unroll
+  for (int i = 0; i < kRowSteps; ++i)
+#pragma unroll
+    for (int j = 0; j < kColSteps; ++j)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) f(row0 + 16 * i + g + 8 * (v / 2), col0 + 8 * j + 2 * t + v % 2, acc[i][j][v]);
+}
+
+// The GEMM epilogue: the tile's elements inside the problem, as they are.
+template <class Acc>
+__device__ __forceinline__ void store_gemm_tile(const Acc& acc, const GroupProblem& q, int64_t row0, int64_t col0) {
+  double* c = reinterpret_cast<double*>(q.c);
+  for_each_element(acc, row0, col0, [&](int64_t row, int64_t col, double v) {
+    if (row < q.m && col < q.n) c[row * q.ldc + col] = v;
+  });
+}
+
+// The Rank2K epilogue (syr2k): v = alpha·acc + beta·c, c read from its `uplo` triangle (at the
+// element's mirror where the element lies outside it). The triangle walk stores each element of
+// the triangle at (r, c) and at its mirror (c, r), the same bits both ways, so the output is
+// exactly symmetric and a diagonal tile's other half comes from the mirrors (its own (c, r)
+// sums differ in rounding); the GEMM walk (all_tiles, the comparison the benchmark makes) stores
+// every tile itself.
+template <class Acc>
+__device__ __forceinline__ void store_rank2k_tile(const Acc& acc, const GroupProblem& q, int64_t row0, int64_t col0,
+                                                  const DmmaArgs& p) {
+  double* c = reinterpret_cast<double*>(q.c);
+  const double* c_in = static_cast<const double*>(q.c_in);
+  const bool mirror = !p.shape.triangle.all_tiles, lower = p.shape.triangle.triangle.uplo == sched::Uplo::Lower;
+  for_each_element(acc, row0, col0, [&](int64_t row, int64_t col, double v) {
+    if (row >= q.n || col >= q.n) return;
+    const bool in_triangle = lower ? row >= col : row <= col;
+    if (mirror && !in_triangle) return;  // its mirror's tile writes it
+    v *= p.alpha;
+    if (c_in != nullptr) v += p.beta * (in_triangle ? c_in[row * q.ldc_in + col] : c_in[col * q.ldc_in + row]);
+    c[row * q.ldc + col] = v;
+    if (mirror && row != col) c[col * q.ldc + row] = v;
+  });
+}
+
+// One CTA: the walk's tiles one after the other. GEMM: out = A·B over each tile's K blocks.
+// Rank2K: both products of A_i B_jᵀ + B_i A_jᵀ in one K loop of twice the blocks, the second pass
+// with the operands' roles swapped (A_i, B_j are rows of a problem's a and b, [n, k] both).
+template <bool Rank2K>
+__global__ void __launch_bounds__(DmmaShape::Threads, DmmaShape::CtasPerSm) dmma_kernel(const __grid_constant__ DmmaArgs p) {
+  using Cfg = DmmaConfig<Rank2K>;
   extern __shared__ __align__(16) double smem[];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int warp_row = (warp / 2) * Cfg::WarpM, warp_col = (warp % 2) * Cfg::WarpN;  // in the tile
@@ -141,19 +199,27 @@ __global__ void __launch_bounds__(DmmaConfig::Threads, DmmaConfig::CtasPerSm) dm
   sched::TileCoord tile;
   GroupProblem q;
   for (int64_t step = 0; walker.next(step, tile, q); ++step) {
-    if (!tile.valid) continue;
+    if (!tile.valid) continue;  // a padding slot of the triangle walk
     DmmaOperand a, b;
     problem_operands(p, tile.group, q, a, b);
     const OperandLayout a_at = operand_layout<Cfg::BM>(a), b_at = operand_layout<Cfg::BN>(b);
     const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
-    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // 0: a tile of zeros
+    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // of one pass; 0: a tile of zeros
+    const int32_t blocks = Rank2K ? 2 * kblocks : kblocks;
     auto a_block = [&](int s) { return smem + s * Cfg::StageElems; };
     auto b_block = [&](int s) { return smem + s * Cfg::StageElems + Cfg::ABlockElems; };
+    // (the first pass's loaders; Rank2K sets up the second's per block: registers)
     const BlockLoader<Cfg::BM> a_loader(a, q.m, row0, a_at);
     const BlockLoader<Cfg::BN> b_loader(b, q.n, col0, b_at);
     auto load = [&](int32_t kb) {
-      a_loader.load(a_block(kb % Cfg::Stages), q.k, kb);
-      b_loader.load(b_block(kb % Cfg::Stages), q.k, kb);
+      double *as = a_block(kb % Cfg::Stages), *bs = b_block(kb % Cfg::Stages);
+      if (Rank2K && kb >= kblocks) {
+        BlockLoader<Cfg::BM>(b, q.n, row0, b_at).load(as, q.k, kb - kblocks);
+        BlockLoader<Cfg::BN>(a, q.n, col0, a_at).load(bs, q.k, kb - kblocks);
+      } else {
+        a_loader.load(as, q.k, kb);
+        b_loader.load(bs, q.k, kb);
+      }
     };
 
     double acc[kRowSteps][kColSteps][4] = {};
@@ -161,27 +227,29 @@ __global__ void __launch_bounds__(DmmaConfig::Threads, DmmaConfig::CtasPerSm) dm
     // the newest Stages - 2 groups always means: block kb has landed.
 #pragma unroll
     for (int s = 0; s < Cfg::Stages - 1; ++s) {
-      if (s < kblocks) load(s);
+      if (s < blocks) load(s);
       cp_async_commit();
     }
-    for (int32_t kb = 0; kb < kblocks; ++kb) {
+    for (int32_t kb = 0; kb < blocks; ++kb) {
       cp_async_wait<Cfg::Stages - 2>();
       __syncthreads();  // block kb is visible to all; every warp is done with block kb - 1's stage
-      if (kb + Cfg::Stages - 1 < kblocks) load(kb + Cfg::Stages - 1);  // into block kb - 1's stage
+      if (kb + Cfg::Stages - 1 < blocks) load(kb + Cfg::Stages - 1);  // into block kb - 1's stage
       cp_async_commit();
       const double* as = a_block(kb % Cfg::Stages);
       const double* bs = b_block(kb % Cfg::Stages);
+      const bool second = Rank2K && kb >= kblocks;  // (the blocks' layouts are their operands')
+      const OperandLayout as_at = second ? b_at : a_at, bs_at = second ? a_at : b_at;
       static_assert(Cfg::BK == 16, "one DMMA.16x8x16 step per K block");
       double bf[kColSteps][4];
 #pragma unroll
       for (int j = 0; j < kColSteps; ++j)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) bf[j][v] = bs[(warp_col + 8 * j + g) * b_at.row + (t + 4 * v) * b_at.k];
+        for (int v = 0; v < 4; ++v) bf[j][v] = bs[(warp_col + 8 * j + g) * bs_at.row + (t + 4 * v) * bs_at.k];
 #pragma unroll
       for (int i = 0; i < kRowSteps; ++i) {  // (A's fragments one row step at a time: registers)
         double af[8];
 #pragma unroll
-        for (int v = 0; v < 8; ++v) af[v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * a_at.row + (t + 4 * (v / 2)) * a_at.k];
+        for (int v = 0; v < 8; ++v) af[v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (t + 4 * (v / 2)) * as_at.k];
 #pragma unroll
         for (int j = 0; j < kColSteps; ++j) dmma_16x8x16(acc[i][j], af, bf[j]);
       }
@@ -189,27 +257,46 @@ __global__ void __launch_bounds__(DmmaConfig::Threads, DmmaConfig::CtasPerSm) dm
     cp_async_wait<0>();
     __syncthreads();  // the next tile's loads refill the stages
 
-    double* c = reinterpret_cast<double*>(q.c);
-#pragma unroll
-    for (int i = 0; i < kRowSteps; ++i) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int64_t row = row0 + warp_row + 16 * i + g + 8 * half;
-        if (row >= q.m) continue;
-#pragma unroll
-        for (int j = 0; j < kColSteps; ++j) {
-          const int64_t col = col0 + warp_col + 8 * j + 2 * t;
-          if (col < q.n) c[row * q.ldc + col] = acc[i][j][2 * half];
-          if (col + 1 < q.n) c[row * q.ldc + col + 1] = acc[i][j][2 * half + 1];
-        }
-      }
+    const int64_t warp_row0 = row0 + warp_row, warp_col0 = col0 + warp_col;
+    if constexpr (Rank2K) {
+      store_rank2k_tile(acc, q, warp_row0, warp_col0, p);
+    } else {
+      store_gemm_tile(acc, q, warp_row0, warp_col0);
     }
   }
 }
 
-inline void prepare_dmma_grouped(int device) {
+// Host side: the shared-memory attribute (once per device), the launch, the persistent grid.
+template <bool Rank2K>
+void prepare_dmma(int device) {
   static std::atomic<uint64_t> done{0};
-  allow_dynamic_smem(dmma_grouped_kernel, DmmaConfig::SmemBytes, device, done);
+  allow_dynamic_smem(dmma_kernel<Rank2K>, DmmaShape::SmemBytes, device, done);
+}
+
+template <bool Rank2K>
+void launch_dmma(const DmmaArgs& args, int grid, cudaStream_t stream) {
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  prepare_dmma<Rank2K>(device);
+  dmma_kernel<Rank2K><<<grid, DmmaShape::Threads, DmmaShape::SmemBytes, stream>>>(args);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <bool Rank2K>
+int resident_dmma_ctas(int device) {
+  static std::atomic<int> cache[64];  // zero: not asked yet
+  const int slot = device >= 0 && device < 64 ? device : 0;
+  int ctas = cache[slot].load(std::memory_order_relaxed);
+  if (ctas > 0) return ctas;
+  prepare_dmma<Rank2K>(device);
+  int per_sm = 0, sms = 0;
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Rank2K>, DmmaShape::Threads,
+                                                               DmmaShape::SmemBytes));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  TORCH_CHECK(per_sm > 0, "torch_grouped: the fp64 DMMA kernel does not fit on device ", device);
+  ctas = per_sm * sms;
+  cache[slot].store(ctas, std::memory_order_relaxed);
+  return ctas;
 }
 
 }  // namespace torch_grouped::kernels

@@ -33,10 +33,16 @@ struct DmmaArgs {
   GroupedGemmArgs shape;                   // out_kind Double; the maps are not read
   DmmaOperand a, b;                        // the non-list forms (RaggedM, RaggedN, Batched, RaggedK)
   const DmmaListOperands* list_operands;  // List: per group, device memory
+  double alpha, beta;                      // Rank2K (syr2k): out = alpha (A Bᵀ + B Aᵀ) + beta c
 };
 
+// gemm and grouped_mm: shape.tiles over the groups.
 void launch_dmma_grouped(const DmmaArgs& args, int grid, cudaStream_t stream);
-// CTAs of the kernel resident at once on `device` (the persistent grid), cached per device.
+// syr2k: the List form, shape.triangle over each group's `uplo` triangle (a and b of a group both
+// [n, k]; its c_in, when set, read from that triangle), every tile stored with its mirror.
+void launch_dmma_rank2k(const DmmaArgs& args, int grid, cudaStream_t stream);
+// CTAs of each kernel resident at once on `device` (the persistent grid), cached per device.
 int dmma_grouped_resident(int device);
+int dmma_rank2k_resident(int device);
 
 }  // namespace torch_grouped::kernels
