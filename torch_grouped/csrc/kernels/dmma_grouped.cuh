@@ -284,19 +284,16 @@ void launch_dmma(const DmmaArgs& args, int grid, cudaStream_t stream) {
 
 template <bool Rank2K>
 int resident_dmma_ctas(int device) {
-  static std::atomic<int> cache[64];  // zero: not asked yet
-  const int slot = device >= 0 && device < 64 ? device : 0;
-  int ctas = cache[slot].load(std::memory_order_relaxed);
-  if (ctas > 0) return ctas;
-  prepare_dmma<Rank2K>(device);
-  int per_sm = 0, sms = 0;
-  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Rank2K>, DmmaShape::Threads,
-                                                               DmmaShape::SmemBytes));
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  TORCH_CHECK(per_sm > 0, "torch_grouped: the fp64 DMMA kernel does not fit on device ", device);
-  ctas = per_sm * sms;
-  cache[slot].store(ctas, std::memory_order_relaxed);
-  return ctas;
+  static std::atomic<int> cache[64];
+  return once_per_device(cache, device, [&] {
+    prepare_dmma<Rank2K>(device);
+    int per_sm = 0, sms = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Rank2K>, DmmaShape::Threads,
+                                                                 DmmaShape::SmemBytes));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    TORCH_CHECK(per_sm > 0, "torch_grouped: the fp64 DMMA kernel does not fit on device ", device);
+    return per_sm * sms;
+  });
 }
 
 }  // namespace torch_grouped::kernels

@@ -1033,24 +1033,21 @@ cudaLaunchConfig_t grouped_gemm_launch_config(int grid, cudaStream_t stream, boo
 // an odd number of free SMs leaves one idle), as the occupancy API counts them. Cached per device.
 template <class Cfg>
 int resident_grouped_gemm_ctas(int device) {
-  static std::atomic<int> cache[64];  // zero: not asked yet
-  const int slot = device >= 0 && device < 64 ? device : 0;
-  int ctas = cache[slot].load(std::memory_order_relaxed);
-  if (ctas > 0) return ctas;
-  int sms = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  ctas = sms * Cfg::CtasPerSm;
-  if constexpr (Cfg::ClusterM > 1) {
-    prepare_grouped_gemm<Cfg>(device);
-    cudaLaunchAttribute attrs[2];
-    const cudaLaunchConfig_t config = grouped_gemm_launch_config<Cfg>(sms * Cfg::ClusterM, nullptr, false, attrs);
-    int clusters = 0;
-    C10_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_gemm_sm90_kernel<Cfg>, &config));
-    TORCH_CHECK(clusters > 0, "torch_grouped: no cluster of ", Cfg::ClusterM, " CTAs fits on device ", device);
-    ctas = clusters * Cfg::ClusterM;
-  }
-  cache[slot].store(ctas, std::memory_order_relaxed);
-  return ctas;
+  static std::atomic<int> cache[64];
+  return once_per_device(cache, device, [&] {
+    int sms = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    if constexpr (Cfg::ClusterM > 1) {
+      prepare_grouped_gemm<Cfg>(device);
+      cudaLaunchAttribute attrs[2];
+      const cudaLaunchConfig_t config = grouped_gemm_launch_config<Cfg>(sms * Cfg::ClusterM, nullptr, false, attrs);
+      int clusters = 0;
+      C10_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, grouped_gemm_sm90_kernel<Cfg>, &config));
+      TORCH_CHECK(clusters > 0, "torch_grouped: no cluster of ", Cfg::ClusterM, " CTAs fits on device ", device);
+      return clusters * Cfg::ClusterM;
+    }
+    return sms * Cfg::CtasPerSm;
+  });
 }
 
 // The launch on `stream`: `grid` CTAs (a multiple of ClusterM).
