@@ -77,6 +77,14 @@ def allow_tf32(on):
         torch.backends.cuda.matmul.allow_tf32 = before
 
 
+def set_env(monkeypatch, name, value):
+    """Sets environment variable `name` for the test (value None: unset)."""
+    if value is None:
+        monkeypatch.delenv(name, raising=False)
+    else:
+        monkeypatch.setenv(name, value)
+
+
 def poison():
     """Fills 64 MB of the caching allocator's memory with NaN: outputs that reuse it show their
     unwritten elements as NaN."""

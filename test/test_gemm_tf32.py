@@ -10,7 +10,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, allow_tf32, kernels_launched, poison
+from harness import HOPPER_ONLY, allow_tf32, kernels_launched, poison, set_env
 from reference import TF32_SPLIT_TOLERANCE, TF32_TOLERANCE
 
 pytestmark = HOPPER_ONLY
@@ -134,10 +134,7 @@ def test_default_dispatch(monkeypatch, setting, tf32, big, ours):
     m, n, k = (2048, 2048, 1024) if big else (64, 96, 80)
     a = [torch.randn(m, k, generator=g).cuda() for _ in range(2)]
     b = [torch.randn(k, n, generator=g).cuda() for _ in range(2)]
-    if setting is None:
-        monkeypatch.delenv("TORCH_GROUPED_FP32_KERNELS")
-    else:
-        monkeypatch.setenv("TORCH_GROUPED_FP32_KERNELS", setting)
+    set_env(monkeypatch, "TORCH_GROUPED_FP32_KERNELS", setting)
     with allow_tf32(tf32):
         names = kernels_launched(lambda: tg.gemm(a, b))
     assert any(KERNEL in n for n in names) == ours, names

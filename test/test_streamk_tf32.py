@@ -9,7 +9,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, allow_tf32, kernels_launched, poison
+from harness import HOPPER_ONLY, allow_tf32, kernels_launched, poison, set_env
 from reference import TF32_SPLIT_TOLERANCE, TF32_TOLERANCE
 
 pytestmark = HOPPER_ONLY
@@ -134,10 +134,7 @@ def test_default_dispatch(monkeypatch, setting, tf32, m, n, ours):
     """TORCH_GROUPED_FP32_KERNELS unset: our kernel where it was measured faster than cuBLAS;
     0: cuBLAS; 1: our kernel (the fixture's setting); another value is an error."""
     a, b = operands(m, n, 512)
-    if setting is None:
-        monkeypatch.delenv("TORCH_GROUPED_FP32_KERNELS")
-    else:
-        monkeypatch.setenv("TORCH_GROUPED_FP32_KERNELS", setting)
+    set_env(monkeypatch, "TORCH_GROUPED_FP32_KERNELS", setting)
     with allow_tf32(tf32):
         names = kernels_launched(lambda: tg.streamk_mm(a, b))
         assert any(KERNEL in n for n in names) == ours, names
