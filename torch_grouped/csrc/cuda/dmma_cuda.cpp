@@ -33,19 +33,8 @@ DmmaOperand operand(const at::Tensor& t, int rows_dim, int k_dim, int batch_dim 
 
 constexpr size_t aligned16(size_t bytes) { return (bytes + 15) / 16 * 16; }
 
-}  // namespace
-
-bool fp64_kernels_enabled() {
-  const char* v = std::getenv("TORCH_GROUPED_FP64_KERNELS");
-  const std::string setting = v == nullptr ? "" : v;
-  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
-                    "TORCH_GROUPED_FP64_KERNELS must be 0 or 1; got '", setting, "'");
-  return setting == "1";
-}
-
-namespace {
-
-// One problem of a list (gemm, syr2k): its sizes and output (and syr2k's c), and its operands.
+// One problem of a list (gemm, syr2k): its sizes and output (and syr2k's c) as the shared problem
+// table holds them (its TMA-operand fields unused: the kernel reads `operands`), and its operands.
 struct DmmaListProblem {
   kernels::ListGroup group;
   DmmaListOperands operands;
@@ -108,6 +97,14 @@ std::vector<int32_t> visiting_order(const std::vector<int64_t>& ks, bool sort_by
 
 }  // namespace
 
+bool fp64_kernels_enabled() {
+  const char* v = std::getenv("TORCH_GROUPED_FP64_KERNELS");
+  const std::string setting = v == nullptr ? "" : v;
+  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
+                    "TORCH_GROUPED_FP64_KERNELS must be 0 or 1; got '", setting, "'");
+  return setting == "1";
+}
+
 std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,
                                       GemmSchedule mode, bool sort_by_k, int panel) {
   const at::Device device = a[0].device();
@@ -129,8 +126,7 @@ std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const 
   for (const int32_t j : visiting_order(ks, sort_by_k)) {
     const int32_t i = active[j];
     problems.push_back({kernels::ListGroup{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
-                                           a[i].const_data_ptr(), a[i].stride(0), b[i].const_data_ptr(), b[i].stride(0),
-                                           nullptr, 0},
+                                           nullptr, 0, nullptr, 0, nullptr, 0},
                         DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 1, 0)}});
   }
   launch_dmma_list(problems, sched::GemmTiles{kTile, panel}, mode != GemmSchedule::Device, DmmaArgs{}, device);
@@ -155,9 +151,8 @@ std::vector<at::Tensor> syr2k_f64_cuda(at::TensorList a, at::TensorList b, at::T
     if (n == 0) continue;
     const at::Tensor ci = with_c ? (c[i].stride(1) == 1 ? c[i] : c[i].contiguous()) : at::Tensor();
     if (with_c) c_rows.push_back(ci);
-    problems.push_back({kernels::ListGroup{n, n, k, out[i].data_ptr(), n, a[i].const_data_ptr(), a[i].stride(0),
-                                           b[i].const_data_ptr(), b[i].stride(0), with_c ? ci.const_data_ptr() : nullptr,
-                                           with_c ? ci.stride(0) : 0},
+    problems.push_back({kernels::ListGroup{n, n, k, out[i].data_ptr(), n, nullptr, 0, nullptr, 0,
+                                           with_c ? ci.const_data_ptr() : nullptr, with_c ? ci.stride(0) : 0},
                         DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 0, 1)}});
     ks.push_back(k);
   }
@@ -183,28 +178,22 @@ bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::op
   // allocator keeps until the kernel has run (stream order).
   const at::Tensor offs_dense = offs.has_value() ? offs->contiguous() : at::Tensor();
   if (offs_dense.defined()) g.offs = offs_dense.const_data_ptr<int32_t>();
-  int64_t bound = 0;  // tiles of the walk at most: a ragged group adds up to one partial tile row (column)
-  auto tiles_of = [](int64_t extent, int32_t tile) { return sched::ceil_div(extent, int64_t{tile}); };
   switch (s.form) {
     case GroupedMmForm::A2dB3d:  // a [T, K], b [G, K, N]: rows grouped
       g.form = GroupedForm::RaggedM, g.m = a.size(0), g.n = b.size(2), g.k = a.size(1);
       p.a = operand(a, 0, 1), p.b = operand(b, 2, 1, 0);
-      bound = (tiles_of(g.m, kTile.m) + s.groups + 1) * tiles_of(g.n, kTile.n);
       break;
     case GroupedMmForm::A3dB2d:  // a [G, M, K], b [K, N]: columns grouped
       g.form = GroupedForm::RaggedN, g.m = a.size(1), g.n = b.size(1), g.k = a.size(2);
       p.a = operand(a, 1, 2, 0), p.b = operand(b, 1, 0);
-      bound = tiles_of(g.m, kTile.m) * (tiles_of(g.n, kTile.n) + s.groups + 1);
       break;
     case GroupedMmForm::A3dB3d:
       g.form = GroupedForm::Batched, g.m = a.size(1), g.n = b.size(2), g.k = a.size(2);
       p.a = operand(a, 1, 2, 0), p.b = operand(b, 2, 1, 0);
-      bound = tiles_of(g.m, kTile.m) * tiles_of(g.n, kTile.n) * s.groups;
       break;
     case GroupedMmForm::A2dB2d:  // a [M, K], b [K, N]: K grouped, out [G, M, N]
       g.form = GroupedForm::RaggedK, g.m = a.size(0), g.n = b.size(1), g.k = a.size(1);
       p.a = operand(a, 0, 1), p.b = operand(b, 1, 0);
-      bound = tiles_of(g.m, kTile.m) * tiles_of(g.n, kTile.n) * s.groups;
       break;
   }
   g.c_batch_stride = g.m * g.n;  // (Batched, RaggedK: out [G, M, N], contiguous)
@@ -214,6 +203,8 @@ bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::op
   g.out_kind = kernels::OutKind::Double;
   g.tiles = sched::GemmTiles{kTile, panel};
   const int device = a.get_device();
+  // the grid: every resident CTA, or as many as the walk has tiles at most if fewer
+  const int64_t bound = kernels::form_tiles(g.form, g.m, g.n, s.groups, kTile, s.groups + 1);
   const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device), bound));
   kernels::launch_dmma_grouped(p, static_cast<int>(walkers), c10::cuda::getCurrentCUDAStream(device).stream());
   return true;

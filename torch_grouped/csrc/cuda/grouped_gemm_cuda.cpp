@@ -113,7 +113,7 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   // Tiles of the call: of one CTA (the model's count), or scheduled (a cluster's pair tile once).
   auto tiles = [&](const TileOption& option, bool scheduled = false) {
     const sched::TileShape t = scheduled ? option.scheduled() : sched::TileShape{option.m, option.n};
-    return sched::ceil_div(m, t.m) * sched::ceil_div(n, t.n) * groups;
+    return kernels::form_tiles(GroupedForm::RaggedK, m, n, groups, t, 0);
   };
   const TileOption& tile = chosen_tile(
       [&]() -> const TileOption& {
@@ -201,17 +201,10 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.c = out.data_ptr();
   p.ldc = out.size(-1);
   p.out_kind = out_kind(s.out_dtype);
-  // Tiles of all groups: every ragged group adds on average half a partial tile row (column),
-  // at most one; the virtual tail group one more.
-  // (Of the scheduled tiles: a cluster's pair tile counts once.)
+  // Tiles of all groups (kernels::form_tiles; `bound`: at most, else on average), of the scheduled
+  // tiles (a cluster's pair tile counts once).
   auto tiles = [&](const TileOption& option, bool bound) {
-    const int64_t partial = bound ? s.groups + 1 : s.groups / 2 + 1;
-    const sched::TileShape t = option.scheduled();
-    switch (s.form) {
-      case GroupedMmForm::A2dB3d: return (sched::ceil_div(a.size(0), t.m) + partial) * sched::ceil_div(b.size(2), t.n);
-      case GroupedMmForm::A3dB2d: return sched::ceil_div(a.size(1), t.m) * (sched::ceil_div(b.size(1), t.n) + partial);
-      default: return sched::ceil_div(a.size(1), t.m) * sched::ceil_div(b.size(2), t.n) * s.groups;
-    }
+    return kernels::form_tiles(p.form, p.m, p.n, s.groups, option.scheduled(), bound ? s.groups + 1 : s.groups / 2 + 1);
   };
   switch (s.form) {
     case GroupedMmForm::A2dB3d:

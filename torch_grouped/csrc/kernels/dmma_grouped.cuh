@@ -1,8 +1,9 @@
-// Persistent grouped GEMM in fp64 on the FP64 tensor cores (DMMA through mma.sync.m16n8k16.f64,
-// sm_90), for gemm's list API and every form of grouped_mm: seed 000's grouped
-// problem visitor (tile_walker.cuh, the same walk as the WGMMA kernels) over 64 x 64 tiles, a
-// CTA of four warps (2 x 2, each 32 x 32 of the tile), K in blocks of 16 through a three-stage
-// cp.async pipeline, fp64 accumulators, stores straight from the registers.
+// Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k16.f64, sm_90):
+// grouped GEMM for gemm's list API and every form of grouped_mm (seed 000's grouped problem
+// visitor), and Rank2K for syr2k (its triangle walk), both through tile_walker.cuh as the WGMMA
+// kernels walk; 64 x 64 tiles, a CTA of four warps (2 x 2, each 32 x 32 of the tile), K in
+// blocks of 16 through a three-stage cp.async pipeline, fp64 accumulators, stores straight from
+// the registers.
 //
 // Operands are read where they lie, through pointers and element strides (dmma_launch.h): 8-byte
 // cp.async needs no more alignment than a double has, so transposed, strided and offset views

@@ -145,6 +145,20 @@ TG_HOST_DEVICE int32_t visited_groups(const GroupedGemmArgs& p) {
   return p.groups + (ragged ? 1 : 0);
 }
 
+// The tiles of a non-list call's walk with tile t (m, n: the args' m and n of `form`): groups x
+// the grid of one problem (Batched, RaggedK), or the whole output's grid plus `partial` tile rows
+// (RaggedM) or columns (RaggedN) for the groups' ragged edges — at most groups + 1 (one per group,
+// one for the virtual tail group), on average about groups / 2 + 1.
+TG_HOST_DEVICE int64_t form_tiles(GroupedForm form, int64_t m, int64_t n, int64_t groups, sched::TileShape t,
+                                  int64_t partial) {
+  const int64_t rows = sched::ceil_div(m, int64_t{t.m}), cols = sched::ceil_div(n, int64_t{t.n});
+  switch (form) {
+    case GroupedForm::RaggedM: return (rows + partial) * cols;
+    case GroupedForm::RaggedN: return rows * (cols + partial);
+    default: return rows * cols * groups;
+  }
+}
+
 // Where ragged group `g` of `groups` lies in [0, total): offsets clamped into [previous end, total]
 // so that even invalid offsets (which the device cannot report without a synchronisation) only ever
 // address memory inside the tensors. Group `groups` is the virtual tail [last end, total).
