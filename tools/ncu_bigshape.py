@@ -1,7 +1,7 @@
 """The big-shape gap under Nsight Compute: our grouped kernel beside the peer's on the cases where
 we sit at ~90% of dense mm (Mixtral grouped_mm, 8 x 4096^3 through gemm), plus dense torch.mm;
 and the short-K weight gradient (DeepSeek-V3 up, K about 256 per expert, 0.77x the peer), whose
-epilogue we suspect (benchmarks/NOTES.md, session 9).
+epilogue we suspect (benchmarks/NOTES.md, session 9); and the fp64 DMMA kernel beside dgemm (f64).
 Each call runs twice (the first warms up); run it under ncu with a kernel filter, e.g.
     ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
         -k 'regex:grouped_gemm|cutlass|sm90_xmma|nvjet|gemm' --launch-skip-before-match 0 \
@@ -37,7 +37,15 @@ def wgrad():
     return [("ours wgrad dsv3", case.ours), ("torch._grouped_mm wgrad dsv3", case.peers["torch._grouped_mm"])]
 
 
-CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad}
+def f64():
+    # the fp64 DMMA kernel (opt-in switch) on 4 x 4096^3, beside cuBLAS's dgemm
+    os.environ["TORCH_GROUPED_FP64_KERNELS"] = "1"
+    a = [torch.randn(4096, 4096, device="cuda", dtype=torch.float64) for _ in range(4)]
+    b = [torch.randn(4096, 4096, device="cuda", dtype=torch.float64) for _ in range(4)]
+    return [("ours gemm fp64 4x4096^3", lambda: tg.gemm(a, b)), ("torch.mm fp64 4096^3", lambda: torch.mm(a[0], b[0]))]
+
+
+CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad, "f64": f64}
 
 
 def main():
