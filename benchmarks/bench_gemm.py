@@ -4,7 +4,7 @@ import random
 import torch
 
 import torch_grouped as tg
-from common import Case, on_gpu, on_our_kernel, with_tf32
+from common import Case, fp64_tile_peers, on_gpu, on_our_kernel, with_tf32
 
 SEED_EXAMPLE = [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)]
 
@@ -52,6 +52,8 @@ def cases(device):
         if on_gpu(device) and dtype == torch.float32:  # one TF32 pass, and cuBLAS's own TF32
             peers["ours, one TF32 pass"] = with_tf32(on_kernel(lambda a=a, b=b: tg.gemm(a, b)))
             peers["loop of mm (TF32)"] = with_tf32(lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)])
+        if on_gpu(device) and dtype == torch.float64:
+            peers.update(fp64_tile_peers(lambda a=a, b=b: tg.gemm(a, b)))
         # ours as users call it (fp32: the TF32 kernel or cuBLAS by the measured rule; 3xTF32 takes
         # the kernel), but fp64 on its opt-in kernel
         ours = lambda a=a, b=b: tg.gemm(a, b)  # noqa: E731

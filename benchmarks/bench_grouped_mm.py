@@ -3,7 +3,7 @@ K-grouped form (2-D x 2-D, the MoE weight gradient dW = xᵀ dY) of the same lay
 import torch
 
 import torch_grouped as tg
-from common import Case, on_gpu, on_our_kernel, with_tf32
+from common import Case, fp64_tile_peers, on_gpu, on_our_kernel, with_tf32
 
 # (name, groups, N, K, tokens, dtype, routing)
 GPU_CASES = [
@@ -82,6 +82,8 @@ def cases(device):
             for peer in list(peers):
                 peers[f"{peer} (TF32)"] = with_tf32(peers[peer])
             peers["ours, one TF32 pass"] = with_tf32(lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs))
+        if on_gpu(device) and dtype == torch.float64:
+            peers.update(fp64_tile_peers(lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs)))
         ours = lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs)  # noqa: E731
         yield Case("grouped_mm", name, dtype, on_our_kernel(dtype, ours) if dtype == torch.float64 else ours, peers,
                    2.0 * int(ends[-1]) * n * k, "mm", TOL[dtype])

@@ -5,7 +5,7 @@ import torch
 
 import cublas_syr2k
 import torch_grouped as tg
-from common import Case, on_gpu, on_our_kernel, rel_error, with_env, with_tf32
+from common import Case, fp64_tile_peers, on_gpu, on_our_kernel, rel_error, with_env, with_tf32
 
 GPU_CASES = [(dtype, n, k) for dtype in (torch.float32, torch.float64)
              for n, k in ((4096, 4096), (8192, 1024), (2048, 8192), (1024, 1024))]
@@ -37,9 +37,12 @@ def _peers(a, b, dtype, device, composite_name):
         # fp32 runs 3xTF32 by default (fp32-accurate: three TF32 products per product); where torch
         # allows TF32 matmuls, one TF32 pass (TF32's accuracy, as cuBLAS then gives too)
         peers["ours, one TF32 pass (allow_tf32)"] = with_tf32(lambda: tg.syr2k(a, b))
-    if on_gpu(device) and dtype == torch.float64 and len(a) == 1:
-        # the DMMA Rank2K kernel (opt-in, TORCH_GROUPED_FP64_KERNELS=1) beside cuBLAS dsyr2k
-        peers["ours, DMMA kernel (opt-in)"] = on_our_kernel(dtype, lambda: tg.syr2k(a, b))
+    if on_gpu(device) and dtype == torch.float64:
+        # the DMMA Rank2K kernel (opt-in, TORCH_GROUPED_FP64_KERNELS=1) beside cuBLAS dsyr2k, its
+        # own tile choice (single problems: grouped ones take it as ours) and each tile forced
+        if len(a) == 1:
+            peers["ours, DMMA kernel (opt-in)"] = on_our_kernel(dtype, lambda: tg.syr2k(a, b))
+        peers.update(fp64_tile_peers(lambda: tg.syr2k(a, b)))
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16, torch.float32):
         # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no
         # mirror). That walk runs 128 x 128 tiles unless 128 x 256 is forced, while one problem's

@@ -4,23 +4,33 @@ float64's result to rounding, every output element written (zeros for K = 0, emp
 past the last offset), operands in any layout read in place, the same bits whichever schedule
 walks the tiles, exactly symmetric syr2k results, no host synchronisation, CUDA graphs with new
 offsets, gradients."""
+import re
+
 import pytest
 import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER, HOPPER_ONLY, kernels_launched, poison, replay_with_new_offsets
+from harness import HOPPER, HOPPER_ONLY, kernels_launched, poison, replay_with_new_offsets, set_env
 
 pytestmark = HOPPER_ONLY
 
-# (kernel names: the profiler does not run under compute-sanitizer, so only the *_takes_its_kernel
-# tests look at them, and gpu_check's sanitizer areas leave those out)
-KERNEL, RANK2K_KERNEL = "dmma_kernel<false>", "dmma_kernel<true>"
 
-
-@pytest.fixture(autouse=True)
-def fp64_kernels(monkeypatch):
+# Every test under the call's own tile choice and under each tile forced (TORCH_GROUPED_FP64_TILE).
+@pytest.fixture(autouse=True, params=[None, "64x64", "128x64"], ids=["auto_tile", "64x64", "128x64"])
+def tile(request, monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "1")
+    set_env(monkeypatch, "TORCH_GROUPED_FP64_TILE", request.param)
+    return request.param
+
+
+def dmma_tiles(fn, rank2k=False):
+    """The tiles ("128x64", ...) of the DMMA kernels (the GEMM walk, or Rank2K's) that fn launches.
+    (The profiler does not run under compute-sanitizer, so only the *_takes_its_kernel tests call
+    this, and gpu_check's sanitizer areas leave those out.)"""
+    walk = "true" if rank2k else "false"
+    found = (re.search(r"dmma_kernel<[\w:]*DmmaShape<(\d+), (\d+), .*, (true|false)>", n) for n in kernels_launched(fn))
+    return [f"{m[1]}x{m[2]}" for m in found if m and m[3] == walk]
 
 
 def randn(*shape, seed, layout="rows"):
@@ -74,13 +84,26 @@ def test_gemm_many_small_groups():
         check(o, r)
 
 
-def test_gemm_takes_its_kernel_only_when_asked(monkeypatch):
+def test_gemm_takes_its_kernel_only_when_asked(monkeypatch, tile):
     a, b = list_problem()
-    assert any(KERNEL in n for n in kernels_launched(lambda: tg.gemm(a, b)))
+    assert dmma_tiles(lambda: tg.gemm(a, b)) == [tile or "64x64"]  # (few tiles: the square one)
     monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "0")
-    assert not any(KERNEL in n for n in kernels_launched(lambda: tg.gemm(a, b)))
+    assert dmma_tiles(lambda: tg.gemm(a, b)) == []
     monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "yes")
     with pytest.raises(ValueError, match="TORCH_GROUPED_FP64_KERNELS must be 0 or 1"):
+        tg.gemm(a, b)
+
+
+def test_tile_choice_takes_its_kernel(monkeypatch, tile):
+    """The wide tile once its tiles fill every resident CTA (two an SM), the square one below."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    rows = 128 * 2 * sms  # 128 x 64 tiles: exactly two an SM with n = 64
+    a, b = [randn(rows, 8, seed=1)], [randn(8, 64, seed=2)]
+    assert dmma_tiles(lambda: tg.gemm(a, b)) == [tile or "128x64"]
+    a, b = [randn(rows - 128, 8, seed=1)], [randn(8, 64, seed=2)]
+    assert dmma_tiles(lambda: tg.gemm(a, b)) == [tile or "64x64"]
+    monkeypatch.setenv("TORCH_GROUPED_FP64_TILE", "128x128")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_FP64_TILE must be 64x64 or 128x64; got '128x128'"):
         tg.gemm(a, b)
 
 
@@ -113,10 +136,9 @@ def test_grouped_mm_matches_float64(name):
         assert (out[0] == 0).all() and (out[2] == 0).all()  # experts that got no rows
 
 
-def test_grouped_mm_takes_its_kernel():
+def test_grouped_mm_takes_its_kernel(tile):
     for a, b, offs in PROBLEMS.values():
-        names = kernels_launched(lambda: tg.grouped_mm(a, b, offs))
-        assert any(KERNEL in n for n in names), names
+        assert dmma_tiles(lambda: tg.grouped_mm(a, b, offs)) == [tile or "64x64"]
 
 
 def test_grouped_mm_reads_offs_on_the_device_only():
@@ -149,8 +171,9 @@ def test_moe_gradients():
     check(b.grad, b_ref.grad)
 
 
-# syr2k (the Rank2K kernel): orders at and off the 64-tile, K = 0 and 1, every layout.
-SYR2K_SIZES = [(1, 1), (64, 16), (65, 37), (130, 0), (200, 1), (90, 129)]
+# syr2k (the Rank2K kernel): orders at and off both tiles (and the wide tile's 128 x 128 macro
+# tiles), K = 0 and 1, every layout.
+SYR2K_SIZES = [(1, 1), (64, 16), (65, 37), (130, 0), (200, 1), (90, 129), (300, 24)]
 
 
 def syr2k_problem():
@@ -172,10 +195,9 @@ def test_syr2k_matches_float64_and_is_symmetric(uplo, with_c):
         assert torch.equal(o, o.T), "not exactly symmetric"
 
 
-def test_syr2k_takes_its_kernel():
+def test_syr2k_takes_its_kernel(tile):
     a, b, c = syr2k_problem()
-    names = kernels_launched(lambda: tg.syr2k(a, b, c, uplo="L", beta=1.0))
-    assert any(RANK2K_KERNEL in n for n in names), names
+    assert dmma_tiles(lambda: tg.syr2k(a, b, c, uplo="L", beta=1.0), rank2k=True) == [tile or "64x64"]
 
 
 def test_syr2k_gemm_scheduler(monkeypatch):

@@ -8,8 +8,8 @@ every layout and for tiles at and past the edges, that every shared-memory eleme
 written exactly once, that no fragment read lands outside the block, and that the tile equals the
 float64 product. Then grouped_mm's four forms as the host code describes them (cuda/dmma_cuda.cpp's
 operand views, resolve_group's ranges and origins, problem_operands' offsets), each problem read
-through those views from the tensors' storage, against the reference. It stands in for the GPU until the kernel's own tests run (benchmarks/NOTES.md,
-session 20); it proves the formulas consistent, not the CUDA code that carries them.
+through those views from the tensors' storage, against the reference. Both tile shapes. A check of index math before a GPU run (it found session 20's K-offset bug);
+it proves the formulas consistent, not the CUDA code that carries them.
     python tools/emulate_dmma.py"""
 import itertools
 import os
@@ -21,10 +21,17 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
 import reference  # noqa: E402  (test/reference.py: the float64 reference of every op)
 
-BM = BN = 64
 BK = 16
-THREADS = 128
-WARP_M = WARP_N = 32
+# The kernel's shapes (dmma_grouped.cuh's DmmaSquareShape, DmmaWideShape): BM, BN, warps along M
+# and N; set by use_shape() before each run.
+SHAPES = {"64x64": (64, 64, 2, 2), "128x64": (128, 64, 2, 2)}
+BM = BN = THREADS = WARPS_M = WARPS_N = WARP_M = WARP_N = None
+
+
+def use_shape(name):
+    global BM, BN, THREADS, WARPS_M, WARPS_N, WARP_M, WARP_N
+    BM, BN, WARPS_M, WARPS_N = SHAPES[name]
+    THREADS, WARP_M, WARP_N = 32 * WARPS_M * WARPS_N, BM // WARPS_M, BN // WARPS_N
 
 
 def layout(k_stride, rows):
@@ -45,17 +52,27 @@ def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows):
     per_thread = tile_rows * BK // THREADS
     for tid in range(THREADS):
         r = tid // BK if k_fastest else tid % tile_rows
+        row_step = THREADS // BK if k_fastest else 0
         k0 = tid % BK if k_fastest else tid // tile_rows
-        row_step, k_step = (THREADS // BK, 0) if k_fastest else (0, THREADS // tile_rows)
+        k_step = 0 if k_fastest else THREADS // tile_rows
         rows_left = rows - row0 - r
+        if k_fastest:
+            fixed = 0 if rows_left <= 0 else per_thread if rows_left >= per_thread * row_step else -(-rows_left // row_step)
+        else:
+            fixed = int(rows_left > 0)
         src = base + (row0 + r) * row_stride + k0 * k_stride if rows_left > 0 else base
         src_step = row_step * row_stride + k_step * k_stride
+        block_step = BK * k_stride
         dst, dst_step = r * at_row + k0 * at_k, row_step * at_row + k_step * at_k
-        block_k = kb * BK
-        k_left = k - block_k - k0
-        s = src + block_k * k_stride
+        k_left = k - kb * BK - k0
+        if k_step == 0:
+            limit = fixed if k_left > 0 else 0
+        else:
+            ks = 0 if k_left <= 0 else -(-k_left // k_step)
+            limit = fixed * min(ks, per_thread)
+        s = src + kb * block_step
         for u in range(per_thread):
-            inside = u * row_step < rows_left and u * k_step < k_left
+            inside = u < limit
             smem[dst + u * dst_step] = mem[s + u * src_step] if inside else 0.0
             writes[dst + u * dst_step] += 1
     used = [rr * at_row + cc * at_k for rr in range(tile_rows) for cc in range(BK)]
@@ -69,15 +86,16 @@ def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, rank2k=Fal
     row_stride, k_stride)); Rank2K: twice the blocks, the second pass with the operands' roles
     swapped. Returns for_each_element's (row, col, value) of every thread."""
     row0, col0 = tile_m * BM, tile_n * BN
-    acc = np.zeros((4, 32, WARP_M // 16, WARP_N // 8, 4))  # warp, lane, i, j, value
+    warps = WARPS_M * WARPS_N
+    acc = np.zeros((warps, 32, WARP_M // 16, WARP_N // 8, 4))  # warp, lane, i, j, value
     kblocks = -(-k // BK)
     for kb in range(2 * kblocks if rank2k else kblocks):
         second = rank2k and kb >= kblocks
         (am, av), (bm, bv) = ((b_mem, b_view), (a_mem, a_view)) if second else ((a_mem, a_view), (b_mem, b_view))
         a_s, (ar, ak) = load_block(am, *av, m, k, row0, kb - kblocks if second else kb, BM)
         b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kb - kblocks if second else kb, BN)
-        for warp in range(4):
-            warp_row, warp_col = (warp // 2) * WARP_M, (warp % 2) * WARP_N
+        for warp in range(warps):
+            warp_row, warp_col = (warp // WARPS_N) * WARP_M, (warp % WARPS_N) * WARP_N
             for i, j in itertools.product(range(WARP_M // 16), range(WARP_N // 8)):
                 A, B = np.zeros((16, 16)), np.zeros((16, 8))
                 for lane in range(32):
@@ -93,9 +111,9 @@ def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, rank2k=Fal
                     for v in range(4):  # d[v] = D(g + 8(v / 2), 2t + v % 2)
                         acc[warp, lane, i, j, v] += D[g + 8 * (v // 2), 2 * t + v % 2]
     elements = []
-    for warp, lane in itertools.product(range(4), range(32)):
+    for warp, lane in itertools.product(range(warps), range(32)):
         g, t = lane // 4, lane % 4
-        row_w, col_w = row0 + (warp // 2) * WARP_M, col0 + (warp % 2) * WARP_N
+        row_w, col_w = row0 + (warp // WARPS_N) * WARP_M, col0 + (warp % WARPS_N) * WARP_N
         for i, j, v in itertools.product(range(WARP_M // 16), range(WARP_N // 8), range(4)):
             elements.append((row_w + 16 * i + g + 8 * (v // 2), col_w + 8 * j + 2 * t + v % 2, acc[warp, lane, i, j, v]))
     return elements
@@ -114,8 +132,11 @@ def tile(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n):
 def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles):
     """syr2k of one problem: the walk's tiles (the triangle's, or all), store_rank2k_tile each."""
     out, writes = np.zeros((n, n)), np.zeros((n, n), dtype=int)
-    grid = -(-n // BM)
-    tiles = [(i, j) for i in range(grid) for j in range(grid) if all_tiles or (j <= i if lower else i <= j)]
+    # the triangle walk (rank2k_visitor.h): the tiles of the macro tiles (side max(BM, BN)) in the
+    # `uplo` triangle of the macro grid
+    side = max(BM, BN)
+    tiles = [(i, j) for i in range(-(-n // BM)) for j in range(-(-n // BN))
+             if all_tiles or ((j * BN // side <= i * BM // side) if lower else (i * BM // side <= j * BN // side))]
     for tm, tn in tiles:
         for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, n, n, k, tm, tn, rank2k=True):
             if row >= n or col >= n:
@@ -139,7 +160,7 @@ def check_rank2k(rng):
     count = 0
     kinds = ("k_contiguous", "rows_contiguous", "strided")
     for (n, k), ka, kb_, lower, with_c, all_tiles in itertools.product(
-            [(64, 16), (130, 37), (5, 3), (70, 1)], kinds, kinds, (True, False), (False, True), (False, True)):
+            [(64, 16), (130, 37), (5, 3), (70, 1), (200, 20)], kinds, kinds, (True, False), (False, True), (False, True)):
         if all_tiles and (ka != kb_ or not with_c):
             continue  # (the GEMM walk: a few cases)
         a_mem, a_view, a = operand(rng, n, k, ka)
@@ -255,9 +276,21 @@ def check_forms(rng):
 
 def main():
     rng = np.random.default_rng(0)
+    for shape in SHAPES:
+        use_shape(shape)
+        check_tiles(rng, shape)
+        print(f"{shape}: {check_rank2k(rng)} syr2k problems (Rank2K: both passes, alpha, beta·c from either triangle, "
+              "the triangle walk with mirrors and the GEMM walk): every element written once, exactly symmetric, "
+              "equal to float64's")
+    print(f"{check_forms(rng)} grouped_mm problems (four forms x 9 layout pairs) read through the host's views: "
+          "every output element written and equal to the reference")
+
+
+def check_tiles(rng, shape):
     kinds = ("k_contiguous", "rows_contiguous", "strided")
     cases = 0
-    for (m, n, k), ka, kb_ in itertools.product([(64, 64, 16), (70, 130, 37), (5, 3, 1), (128, 64, 33)], kinds, kinds):
+    for (m, n, k), ka, kb_ in itertools.product([(64, 64, 16), (70, 130, 37), (5, 3, 1), (128, 64, 33), (200, 70, 50)],
+                                                kinds, kinds):
         a_mem, a_view, a = operand(rng, m, k, ka)
         b_mem, b_view, bt = operand(rng, n, k, kb_)  # B as rows N x K: B(k, j) = bt[j, k]
         ref = a @ bt.T
@@ -268,13 +301,8 @@ def main():
             err = max(abs(v - ref[rc]) for rc, v in out.items())
             assert err < 1e-12 * max(1.0, abs(ref).max()), (m, n, k, ka, kb_, tm, tn, err)
             cases += 1
-    print(f"{cases} tiles over 4 shapes x 9 layout pairs: every block element written once, every fragment "
+    print(f"{shape}: {cases} tiles over 5 shapes x 9 layout pairs: every block element written once, every fragment "
           "inside its block, every output element stored once and equal to float64's")
-    print(f"{check_rank2k(rng)} syr2k problems (Rank2K: both passes, alpha, beta·c from either triangle, "
-          "the triangle walk with mirrors and the GEMM walk): every element written once, exactly symmetric, "
-          "equal to float64's")
-    print(f"{check_forms(rng)} grouped_mm problems (four forms x 9 layout pairs) read through the host's views: "
-          "every output element written and equal to the reference")
 
 
 if __name__ == "__main__":

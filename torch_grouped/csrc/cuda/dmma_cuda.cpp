@@ -22,9 +22,27 @@ namespace {
 using kernels::DmmaArgs;
 using kernels::DmmaListOperands;
 using kernels::DmmaOperand;
+using kernels::DmmaTile;
 using kernels::GroupedForm;
 
-constexpr sched::TileShape kTile{kernels::kDmmaTileM, kernels::kDmmaTileN};
+int resident(bool rank2k, int device, DmmaTile tile) {
+  return rank2k ? kernels::dmma_rank2k_resident(device, tile) : kernels::dmma_grouped_resident(device, tile);
+}
+
+// The tile of a call whose walk has `tiles(shape)` tiles: Wide (128 x 64, two CTAs an SM) when
+// its tiles fill every resident CTA of that shape, else Square (64 x 64, three CTAs an SM: twice
+// the tiles, more SMs busy). TORCH_GROUPED_FP64_TILE=64x64 or 128x64 forces one (tests,
+// benchmarks); read on every call.
+template <class CountTiles>
+DmmaTile choose_tile(bool rank2k, int device, CountTiles tiles) {
+  const char* v = std::getenv("TORCH_GROUPED_FP64_TILE");
+  const std::string forced = v == nullptr ? "" : v;
+  TORCH_CHECK_VALUE(forced.empty() || forced == "64x64" || forced == "128x64",
+                    "TORCH_GROUPED_FP64_TILE must be 64x64 or 128x64; got '", forced, "'");
+  if (!forced.empty()) return forced == "128x64" ? DmmaTile::Wide : DmmaTile::Square;
+  const sched::TileShape wide = kernels::dmma_tile_shape(DmmaTile::Wide);
+  return tiles(wide) >= resident(rank2k, device, DmmaTile::Wide) ? DmmaTile::Wide : DmmaTile::Square;
+}
 
 // A 2-D operand as rows x K: A [m, k] as it is, B [k, n] as its columns (rows_dim = 1).
 DmmaOperand operand(const at::Tensor& t, int rows_dim, int k_dim, int batch_dim = -1) {
@@ -40,20 +58,25 @@ struct DmmaListProblem {
   DmmaListOperands operands;
 };
 
-// Launches the list, in the order given, with `tiles` (GemmTiles, or syr2k's SymmetricTiles) and
-// the mode's fields in `p` (alpha, beta): one upload of the problem table, the operands and
-// (host_lists) the per-CTA tile lists, then the kernel over every resident CTA, or one per tile.
-template <class Tiles>
-void launch_dmma_list(const std::vector<DmmaListProblem>& problems, Tiles tiles, bool host_lists, DmmaArgs p,
+// Launches the list, in the order given, with the tiles `make_tiles(shape)` makes (GemmTiles, or
+// syr2k's SymmetricTiles) of the chosen shape and the mode's fields in `p` (alpha, beta): one
+// upload of the problem table, the operands and (host_lists) the per-CTA tile lists, then the
+// kernel over every resident CTA, or one per tile.
+template <class MakeTiles>
+void launch_dmma_list(const std::vector<DmmaListProblem>& problems, MakeTiles make_tiles, bool host_lists, DmmaArgs p,
                       const at::Device& device) {
+  using Tiles = decltype(make_tiles(sched::TileShape{}));
   constexpr bool rank2k = std::is_same_v<Tiles, sched::SymmetricTiles>;
   const int32_t groups = static_cast<int32_t>(problems.size());
   std::vector<int64_t> ms(groups), ns(groups);
   for (int32_t j = 0; j < groups; ++j) ms[j] = problems[j].group.m, ns[j] = problems[j].group.n;
   const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
+  const DmmaTile tile = choose_tile(rank2k, device.index(), [&](sched::TileShape shape) {
+    return sched::total_tiles(sizes, make_tiles(shape));
+  });
+  const Tiles tiles = make_tiles(kernels::dmma_tile_shape(tile));
   const int64_t total = sched::total_tiles(sizes, tiles);
-  const int resident = rank2k ? kernels::dmma_rank2k_resident(device.index()) : kernels::dmma_grouped_resident(device.index());
-  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(resident, total));
+  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(resident(rank2k, device.index(), tile), total));
   const int64_t stride = host_lists ? sched::ceil_div(total, walkers) : 0;
 
   const size_t operands_at = aligned16(groups * sizeof(kernels::ListGroup));
@@ -80,10 +103,10 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, Tiles tiles,
   p.list_operands = reinterpret_cast<const DmmaListOperands*>(dbase + operands_at);
   if constexpr (rank2k) {
     p.shape.triangle = tiles;
-    kernels::launch_dmma_rank2k(p, static_cast<int>(walkers), stream.stream());
+    kernels::launch_dmma_rank2k(p, tile, static_cast<int>(walkers), stream.stream());
   } else {
     p.shape.tiles = tiles;
-    kernels::launch_dmma_grouped(p, static_cast<int>(walkers), stream.stream());
+    kernels::launch_dmma_grouped(p, tile, static_cast<int>(walkers), stream.stream());
   }
 }
 
@@ -129,7 +152,9 @@ std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const 
                                            nullptr, 0, nullptr, 0, nullptr, 0},
                         DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 1, 0)}});
   }
-  launch_dmma_list(problems, sched::GemmTiles{kTile, panel}, mode != GemmSchedule::Device, DmmaArgs{}, device);
+  launch_dmma_list(
+      problems, [&](sched::TileShape shape) { return sched::GemmTiles{shape, panel}; }, mode != GemmSchedule::Device,
+      DmmaArgs{}, device);
   return out;
 }
 
@@ -162,8 +187,9 @@ std::vector<at::Tensor> syr2k_f64_cuda(at::TensorList a, at::TensorList b, at::T
   for (const int32_t j : visiting_order(ks, /*sort_by_k=*/true)) by_k.push_back(problems[j]);
   DmmaArgs p{};
   p.alpha = alpha, p.beta = beta;
-  const sched::SymmetricTiles tiles{sched::Rank2KTiles{kTile, uplo}, all_tiles};
-  launch_dmma_list(by_k, tiles, /*host_lists=*/true, p, device);
+  launch_dmma_list(
+      by_k, [&](sched::TileShape shape) { return sched::SymmetricTiles{sched::Rank2KTiles{shape, uplo}, all_tiles}; },
+      /*host_lists=*/true, p, device);
   return out;
 }
 
@@ -201,12 +227,15 @@ bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::op
   g.c = out.data_ptr();
   g.ldc = out.size(-1);
   g.out_kind = kernels::OutKind::Double;
-  g.tiles = sched::GemmTiles{kTile, panel};
   const int device = a.get_device();
+  // the walk's size: its tiles at most (the ragged forms' partial rows or columns counted per group)
+  auto bound = [&](sched::TileShape shape) { return kernels::form_tiles(g.form, g.m, g.n, s.groups, shape, s.groups + 1); };
+  const DmmaTile tile = choose_tile(/*rank2k=*/false, device, bound);
+  g.tiles = sched::GemmTiles{kernels::dmma_tile_shape(tile), panel};
   // the grid: every resident CTA, or as many as the walk has tiles at most if fewer
-  const int64_t bound = kernels::form_tiles(g.form, g.m, g.n, s.groups, kTile, s.groups + 1);
-  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device), bound));
-  kernels::launch_dmma_grouped(p, static_cast<int>(walkers), c10::cuda::getCurrentCUDAStream(device).stream());
+  const int64_t walkers =
+      std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device, tile), bound(g.tiles.tile)));
+  kernels::launch_dmma_grouped(p, tile, static_cast<int>(walkers), c10::cuda::getCurrentCUDAStream(device).stream());
   return true;
 }
 

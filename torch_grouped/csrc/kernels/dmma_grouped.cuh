@@ -1,9 +1,9 @@
 // Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k16.f64, sm_90):
 // grouped GEMM for gemm's list API and every form of grouped_mm (seed 000's grouped problem
 // visitor), and Rank2K for syr2k (its triangle walk), both through tile_walker.cuh as the WGMMA
-// kernels walk; 64 x 64 tiles, a CTA of four warps (2 x 2, each 32 x 32 of the tile), K in
-// blocks of 16 through a three-stage cp.async pipeline, fp64 accumulators, stores straight from
-// the registers.
+// kernels walk; 128 x 64 tiles (two CTAs an SM) or 64 x 64 (three, for calls of few tiles), a CTA
+// of four warps, K in blocks of 16 through a three-stage cp.async pipeline, fp64 accumulators,
+// stores straight from the registers.
 //
 // Operands are read where they lie, through pointers and element strides (dmma_launch.h): 8-byte
 // cp.async needs no more alignment than a double has, so transposed, strided and offset views
@@ -27,23 +27,34 @@ namespace torch_grouped::kernels {
 // in rows of `rows` + 4 (see OperandLayout); room for the larger.
 constexpr int dmma_block_elems(int rows, int bk) { return rows * (bk + 4) > bk * (rows + 4) ? rows * (bk + 4) : bk * (rows + 4); }
 
-// The kernel's tiles, K blocks, stages and CTAs (both modes).
+// A tile shape of the kernel: BM x BN tiles, a CTA of WarpsM x WarpsN warps (each WarpM x WarpN
+// of the tile), K in blocks of 16 through `Stages` cp.async stages, CtasPerSm resident (the
+// register bound of __launch_bounds__). The two shapes are dmma_launch.h's DmmaTile.
+template <int BM_, int BN_, int WarpsM, int WarpsN, int Stages_, int CtasPerSm_>
 struct DmmaShape {
-  static constexpr int BM = kDmmaTileM, BN = kDmmaTileN, BK = 16, Stages = 3;
-  static constexpr int Threads = 128;  // 2 x 2 warps of 32 x 32
-  // Three CTAs per SM (12 warps to hide the DMMA and shared-memory latencies): at most 168
-  // registers a thread (ptxas: 196 unbounded) and 3 x 60 KB of shared memory.
-  static constexpr int CtasPerSm = 3;
-  static constexpr int WarpM = 32, WarpN = 32;
-  static_assert(BM == 2 * WarpM && BN == 2 * WarpN, "a 2 x 2 grid of warps");
-  static_assert(BM == BN, "Rank2K: one operand fills the A and the B role");
+  static constexpr int BM = BM_, BN = BN_, BK = 16, Stages = Stages_, CtasPerSm = CtasPerSm_;
+  static constexpr int Threads = 32 * WarpsM * WarpsN, WarpCols = WarpsN;
+  static constexpr int WarpM = BM / WarpsM, WarpN = BN / WarpsN;
+  static_assert(WarpM % 16 == 0 && WarpN % 8 == 0, "whole DMMA.16x8x16 steps per warp");
+  static_assert(BM * BK % Threads == 0 && BN * BK % Threads == 0 && Threads % BK == 0, "even copy shares");
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
 };
+// 64 x 64, four warps of 32 x 32, three CTAs an SM (12 warps to hide the DMMA and shared-memory
+// latencies): at most 168 registers a thread, 3 x 60 KB of shared memory. For calls of few tiles.
+using DmmaSquareShape = DmmaShape<64, 64, 2, 2, 3, 3>;
+// 128 x 64, four warps of 64 x 32, two CTAs an SM: cuBLAS's dgemm shape on the H100 (ncu, session
+// 21). Each warp's 16 DMMAs per K block read 48 fragment words a lane from shared memory, not the
+// square shape's 32 for 8, and a tile's block brings 10.7 MACs a byte, not 8.
+using DmmaWideShape = DmmaShape<128, 64, 2, 2, 3, 2>;
 
-// For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k); no clusters.
-template <bool Rank2K_>
-struct DmmaConfig : DmmaShape {
+template <DmmaTile T>
+using DmmaShapeOf = std::conditional_t<T == DmmaTile::Wide, DmmaWideShape, DmmaSquareShape>;
+
+// For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k; a 128 x 64
+// tile is half of a 128 x 128 macro tile, rank2k_visitor.h); no clusters.
+template <class Shape, bool Rank2K_>
+struct DmmaConfig : Shape {
   static constexpr bool Rank2K = Rank2K_;
   using Tiles = std::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr int ClusterM = 1;
@@ -52,13 +63,15 @@ struct DmmaConfig : DmmaShape {
 // Where element (row, k) of an operand block lies in shared memory: row·row + k·k. K contiguous
 // in memory: [row][k] (consecutive threads along k); otherwise [k][row]. Either way the lanes of a
 // half-warp, which read rows r and K columns c with r, c < 4 for one fragment, hit double-words
-// 4r + c or 4c + r modulo 16: sixteen different pairs of banks.
+// 4r + c or 4c + r modulo 16 (rows of BK + 4 = 20, or of Rows + 4 with Rows a multiple of 16):
+// sixteen different pairs of banks.
 struct OperandLayout {
   int row, k;
 };
 template <int Rows>
 __device__ __forceinline__ OperandLayout operand_layout(const DmmaOperand& v) {
-  return v.k_stride == 1 ? OperandLayout{DmmaShape::BK + 4, 1} : OperandLayout{1, Rows + 4};
+  static_assert(Rows % 16 == 0, "rows of Rows + 4 double-words start 4 banks apart");
+  return v.k_stride == 1 ? OperandLayout{16 + 4, 1} : OperandLayout{1, Rows + 4};
 }
 
 // 8 bytes global -> shared, zeros where `in` is false (src-size 0: nothing is read).
@@ -73,42 +86,57 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // One thread's share of an operand's blocks in one tile: Rows x BK elements per K block, dealt so
-// that consecutive threads take consecutive elements along the operand's contiguous axis (k when
-// K is contiguous: a thread keeps its column and steps 128 / BK rows; otherwise its row, stepping
-// 128 / Rows columns). Set up once per tile, so that a K block's copies cost an add and two
-// compares each (recomputing the element's row, column and address per copy made the address
-// arithmetic outnumber the DMMAs 50 to 1).
-template <int Rows>
+// that consecutive threads take consecutive elements along the operand's contiguous axis. K
+// contiguous: the thread keeps K column k0 and takes rows r, r + T/BK, ...; otherwise it keeps row
+// r and takes K columns k0, k0 + T/Rows, .... Its copies u < `limit` are inside the operand (the
+// rest zero-filled), and in either walk those are a prefix: the rows inside are fixed per tile,
+// the K columns inside shrink only in the last block. Set up once per tile (and at Rank2K's
+// second pass), so that a block costs one compare and two adds a copy: the session-20 loader,
+// which kept 64-bit bounds for both axes, spilled them to local memory at 168 registers, and the
+// K loop waited on those reloads (ncu, session 21: long-scoreboard stalls on its address math).
+template <class Shape, int Rows>
 struct BlockLoader {
-  static constexpr int kPerThread = Rows * DmmaShape::BK / DmmaShape::Threads;
-  const double* src;  // the thread's first element at K index 0 (or the base, when it has none)
-  int64_t src_step;   // elements from one of its copies to the next
-  int64_t k_stride;
-  int64_t rows_left;  // rows from its first element's to the operand's last, exclusive
-  int k0;             // its K column within a block
-  int row_step, k_step;  // (128 / BK, 0) or (0, 128 / Rows)
-  int dst, dst_step;     // shared-memory offsets within a block
+  static constexpr int BK = Shape::BK, T = Shape::Threads;
+  static constexpr int kPerThread = Rows * BK / T;
+  const double* src;    // the thread's first element at K index 0 (or the base, when outside)
+  int64_t src_step;     // elements from one of its copies to the next
+  int64_t block_step;   // elements from a K block to the next (BK·k_stride)
+  int k0;               // its first K column within a block
+  int fixed;            // K contiguous: its copies inside by rows; otherwise 1 (its row inside) or 0
+  int k_step;           // 0 (K contiguous) or T / Rows
+  int dst, dst_step;    // shared-memory offsets within a block
 
   __device__ __forceinline__ BlockLoader(const DmmaOperand& v, int64_t rows, int64_t row0, OperandLayout at) {
-    constexpr int BK = DmmaShape::BK, T = DmmaShape::Threads;
+    const int tid = int(threadIdx.x);
     const bool k_fastest = at.k == 1;
-    const int r = k_fastest ? int(threadIdx.x) / BK : int(threadIdx.x) % Rows;
-    k0 = k_fastest ? int(threadIdx.x) % BK : int(threadIdx.x) / Rows;
-    row_step = k_fastest ? T / BK : 0, k_step = k_fastest ? 0 : T / Rows;
-    rows_left = rows - row0 - r;
+    const int r = k_fastest ? tid / BK : tid % Rows;
+    const int row_step = k_fastest ? T / BK : 0;
+    k0 = k_fastest ? tid % BK : tid / Rows;
+    k_step = k_fastest ? 0 : T / Rows;
+    const int64_t rows_left = rows - row0 - r;  // rows from its first to the operand's end
+    fixed = k_fastest ? int(rows_left <= 0 ? 0 : rows_left >= int64_t(kPerThread) * row_step ? kPerThread
+                                                                                                : (rows_left + row_step - 1) / row_step)
+                      : int(rows_left > 0);
     src = rows_left > 0 ? v.base + (row0 + r) * v.row_stride + k0 * v.k_stride : v.base;
     src_step = row_step * v.row_stride + k_step * v.k_stride;
-    k_stride = v.k_stride;
+    block_step = BK * v.k_stride;
     dst = r * at.row + k0 * at.k, dst_step = row_step * at.row + k_step * at.k;
   }
 
-  // K block [kb·BK, kb·BK + BK) of an operand with k columns into `block`, zeros outside.
+  // K block kb of an operand with k columns into `block`, zeros outside.
   __device__ __forceinline__ void load(double* block, int64_t k, int32_t kb) const {
-    const int64_t block_k = int64_t(kb) * DmmaShape::BK, k_left = k - block_k - k0;
-    const double* s = src + block_k * k_stride;  // (src is at the thread's K column k0 already)
+    const int64_t k_left = k - int64_t(kb) * BK - k0;  // K columns from its first in this block on
+    int limit;
+    if (k_step == 0) {
+      limit = k_left > 0 ? fixed : 0;
+    } else {
+      const int64_t ks = k_left <= 0 ? 0 : (k_left + k_step - 1) / k_step;
+      limit = fixed * int(ks < kPerThread ? ks : kPerThread);
+    }
+    const double* s = src + int64_t(kb) * block_step;
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
-      const bool in = u * row_step < rows_left && u * k_step < k_left;
+      const bool in = u < limit;
       cp_async_8(block + dst + u * dst_step, in ? s + u * src_step : src, in);
     }
   }
@@ -189,12 +217,12 @@ __device__ __forceinline__ void store_rank2k_tile(const Acc& acc, const GroupPro
 // One CTA: the walk's tiles one after the other. GEMM: out = A·B over each tile's K blocks.
 // Rank2K: both products of A_i B_jᵀ + B_i A_jᵀ in one K loop of twice the blocks, the second pass
 // with the operands' roles swapped (A_i, B_j are rows of a problem's a and b, [n, k] both).
-template <bool Rank2K>
-__global__ void __launch_bounds__(DmmaShape::Threads, DmmaShape::CtasPerSm) dmma_kernel(const __grid_constant__ DmmaArgs p) {
-  using Cfg = DmmaConfig<Rank2K>;
+template <class Shape, bool Rank2K>
+__global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(const __grid_constant__ DmmaArgs p) {
+  using Cfg = DmmaConfig<Shape, Rank2K>;
   extern __shared__ __align__(16) double smem[];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
-  const int warp_row = (warp / 2) * Cfg::WarpM, warp_col = (warp % 2) * Cfg::WarpN;  // in the tile
+  const int warp_row = (warp / Cfg::WarpCols) * Cfg::WarpM, warp_col = (warp % Cfg::WarpCols) * Cfg::WarpN;
   constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
   TileWalker<Cfg> walker(p.shape);
   sched::TileCoord tile;
@@ -203,24 +231,27 @@ __global__ void __launch_bounds__(DmmaShape::Threads, DmmaShape::CtasPerSm) dmma
     if (!tile.valid) continue;  // a padding slot of the triangle walk
     DmmaOperand a, b;
     problem_operands(p, tile.group, q, a, b);
-    const OperandLayout a_at = operand_layout<Cfg::BM>(a), b_at = operand_layout<Cfg::BN>(b);
     const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
     const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // of one pass; 0: a tile of zeros
     const int32_t blocks = Rank2K ? 2 * kblocks : kblocks;
     auto a_block = [&](int s) { return smem + s * Cfg::StageElems; };
     auto b_block = [&](int s) { return smem + s * Cfg::StageElems + Cfg::ABlockElems; };
-    // (the first pass's loaders; Rank2K sets up the second's per block: registers)
-    const BlockLoader<Cfg::BM> a_loader(a, q.m, row0, a_at);
-    const BlockLoader<Cfg::BN> b_loader(b, q.n, col0, b_at);
-    auto load = [&](int32_t kb) {
-      double *as = a_block(kb % Cfg::Stages), *bs = b_block(kb % Cfg::Stages);
+    // The blocks' layouts: the A slot holds a's rows (b's in Rank2K's second pass), the B slot b's.
+    const OperandLayout a_at = operand_layout<Cfg::BM>(a), b_at = operand_layout<Cfg::BN>(b);
+    const OperandLayout a_at2 = operand_layout<Cfg::BM>(b), b_at2 = operand_layout<Cfg::BN>(a);
+    BlockLoader<Cfg, Cfg::BM> a_loader(a, q.m, row0, a_at);
+    BlockLoader<Cfg, Cfg::BN> b_loader(b, q.n, col0, b_at);
+    auto load = [&](int32_t kb) {  // (in increasing kb)
+      int32_t pass_kb = kb;
       if (Rank2K && kb >= kblocks) {
-        BlockLoader<Cfg::BM>(b, q.n, row0, b_at).load(as, q.k, kb - kblocks);
-        BlockLoader<Cfg::BN>(a, q.n, col0, a_at).load(bs, q.k, kb - kblocks);
-      } else {
-        a_loader.load(as, q.k, kb);
-        b_loader.load(bs, q.k, kb);
+        if (kb == kblocks) {  // the second pass: the roles swapped
+          a_loader = BlockLoader<Cfg, Cfg::BM>(b, q.n, row0, a_at2);
+          b_loader = BlockLoader<Cfg, Cfg::BN>(a, q.n, col0, b_at2);
+        }
+        pass_kb = kb - kblocks;
       }
+      a_loader.load(a_block(kb % Cfg::Stages), q.k, pass_kb);
+      b_loader.load(b_block(kb % Cfg::Stages), q.k, pass_kb);
     };
 
     double acc[kRowSteps][kColSteps][4] = {};
@@ -238,8 +269,8 @@ __global__ void __launch_bounds__(DmmaShape::Threads, DmmaShape::CtasPerSm) dmma
       cp_async_commit();
       const double* as = a_block(kb % Cfg::Stages);
       const double* bs = b_block(kb % Cfg::Stages);
-      const bool second = Rank2K && kb >= kblocks;  // (the blocks' layouts are their operands')
-      const OperandLayout as_at = second ? b_at : a_at, bs_at = second ? a_at : b_at;
+      const bool second = Rank2K && kb >= kblocks;
+      const OperandLayout as_at = second ? a_at2 : a_at, bs_at = second ? b_at2 : b_at;
       static_assert(Cfg::BK == 16, "one DMMA.16x8x16 step per K block");
       double bf[kColSteps][4];
 #pragma unroll
@@ -267,34 +298,50 @@ __global__ void __launch_bounds__(DmmaShape::Threads, DmmaShape::CtasPerSm) dmma
   }
 }
 
-// Host side: the shared-memory attribute (once per device), the launch, the persistent grid.
-template <bool Rank2K>
+// Host side, per shape and walk: the shared-memory attribute (once per device), the launch, the
+// persistent grid.
+template <class Shape, bool Rank2K>
 void prepare_dmma(int device) {
   static std::atomic<uint64_t> done{0};
-  allow_dynamic_smem(dmma_kernel<Rank2K>, DmmaShape::SmemBytes, device, done);
+  allow_dynamic_smem(dmma_kernel<Shape, Rank2K>, Shape::SmemBytes, device, done);
 }
 
-template <bool Rank2K>
+template <class Shape, bool Rank2K>
 void launch_dmma(const DmmaArgs& args, int grid, cudaStream_t stream) {
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
-  prepare_dmma<Rank2K>(device);
-  dmma_kernel<Rank2K><<<grid, DmmaShape::Threads, DmmaShape::SmemBytes, stream>>>(args);
+  prepare_dmma<Shape, Rank2K>(device);
+  dmma_kernel<Shape, Rank2K><<<grid, Shape::Threads, Shape::SmemBytes, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <bool Rank2K>
+template <class Shape, bool Rank2K>
 int resident_dmma_ctas(int device) {
   static std::atomic<int> cache[64];
   return once_per_device(cache, device, [&] {
-    prepare_dmma<Rank2K>(device);
+    prepare_dmma<Shape, Rank2K>(device);
     int per_sm = 0, sms = 0;
-    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Rank2K>, DmmaShape::Threads,
-                                                                 DmmaShape::SmemBytes));
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Shape, Rank2K>, Shape::Threads,
+                                                                 Shape::SmemBytes));
     C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     TORCH_CHECK(per_sm > 0, "torch_grouped: the fp64 DMMA kernel does not fit on device ", device);
     return per_sm * sms;
   });
+}
+
+// The instantiations' entry points (dmma_launch.h) for walk Rank2K, by tile.
+template <bool Rank2K>
+void launch_dmma_tile(const DmmaArgs& args, DmmaTile tile, int grid, cudaStream_t stream) {
+  if (tile == DmmaTile::Wide) {
+    launch_dmma<DmmaWideShape, Rank2K>(args, grid, stream);
+  } else {
+    launch_dmma<DmmaSquareShape, Rank2K>(args, grid, stream);
+  }
+}
+template <bool Rank2K>
+int resident_dmma_tile(int device, DmmaTile tile) {
+  return tile == DmmaTile::Wide ? resident_dmma_ctas<DmmaWideShape, Rank2K>(device)
+                                : resident_dmma_ctas<DmmaSquareShape, Rank2K>(device);
 }
 
 }  // namespace torch_grouped::kernels
