@@ -1,7 +1,7 @@
 """A CPU emulation of one tile of the fp64 DMMA kernel (csrc/kernels/dmma_grouped.cuh), written from
 its index formulas line by line: each thread's copies (BlockLoader: first element, steps, zero fill,
-shared-memory offsets in either orientation), the fragment reads of mma.m16n8k16.f64 (CuTe's
-SM90_16x8x16_F64F64F64F64_TN layouts), the accumulation and the stores; for syr2k (the Rank2K
+shared-memory offsets in either orientation), the fragment reads of mma.m16n8k8.f64, two per K block (CuTe's
+SM90_16x8x8_F64F64F64F64_TN layouts), the accumulation and the stores; for syr2k (the Rank2K
 kernel) both passes with the roles swapped, alpha, beta·c from the `uplo` triangle and the mirror
 stores of the triangle walk. It checks, for operands of
 every layout and for tiles at and past the edges, that every shared-memory element of a block is
@@ -96,15 +96,16 @@ def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, rank2k=Fal
         b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kb - kblocks if second else kb, BN)
         for warp in range(warps):
             warp_row, warp_col = (warp // WARPS_N) * WARP_M, (warp % WARPS_N) * WARP_N
-            for i, j in itertools.product(range(WARP_M // 16), range(WARP_N // 8)):
-                A, B = np.zeros((16, 16)), np.zeros((16, 8))
+            for half, i, j in itertools.product(range(2), range(WARP_M // 16), range(WARP_N // 8)):
+                A, B = np.full((16, 8), np.nan), np.full((8, 8), np.nan)  # one DMMA.16x8x8: K columns 8·half + 0..7
                 for lane in range(32):
                     g, t = lane // 4, lane % 4
-                    for v in range(8):  # a[v] = A(g + 8(v % 2), t + 4(v / 2))
-                        A[g + 8 * (v % 2), t + 4 * (v // 2)] = a_s[(warp_row + 16 * i + g + 8 * (v % 2)) * ar + (t + 4 * (v // 2)) * ak]
-                    for v in range(4):  # b[v] = B(t + 4v, g)
-                        B[t + 4 * v, g] = b_s[(warp_col + 8 * j + g) * br + (t + 4 * v) * bk]
-                assert not np.isnan(A).any() and not np.isnan(B).any(), "a fragment read outside the block"
+                    kc = 8 * half + t
+                    for v in range(4):  # a[v] = A(g + 8(v % 2), t + 4(v / 2))
+                        A[g + 8 * (v % 2), t + 4 * (v // 2)] = a_s[(warp_row + 16 * i + g + 8 * (v % 2)) * ar + (kc + 4 * (v // 2)) * ak]
+                    for v in range(2):  # b[v] = B(t + 4v, g)
+                        B[t + 4 * v, g] = b_s[(warp_col + 8 * j + g) * br + (kc + 4 * v) * bk]
+                assert not np.isnan(A).any() and not np.isnan(B).any(), "a fragment read outside the block, or a hole"
                 D = A @ B
                 for lane in range(32):
                     g, t = lane // 4, lane % 4

@@ -35,7 +35,7 @@ struct DmmaShape {
   static constexpr int BM = BM_, BN = BN_, BK = 16, Stages = Stages_, CtasPerSm = CtasPerSm_;
   static constexpr int Threads = 32 * WarpsM * WarpsN, WarpCols = WarpsN;
   static constexpr int WarpM = BM / WarpsM, WarpN = BN / WarpsN;
-  static_assert(WarpM % 16 == 0 && WarpN % 8 == 0, "whole DMMA.16x8x16 steps per warp");
+  static_assert(WarpM % 16 == 0 && WarpN % 8 == 0, "whole 16 x 8 DMMA steps per warp");
   static_assert(BM * BK % Threads == 0 && BN * BK % Threads == 0 && Threads % BK == 0, "even copy shares");
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
@@ -98,25 +98,26 @@ template <class Shape, int Rows>
 struct BlockLoader {
   static constexpr int BK = Shape::BK, T = Shape::Threads;
   static constexpr int kPerThread = Rows * BK / T;
+  // (compile-time steps: a division by a runtime step cost a 30-instruction sequence per block)
+  static constexpr int kRowStep = T / BK;  // K contiguous: rows from one of its copies to the next
+  static constexpr int kKStep = T / Rows;  // otherwise: K columns from one to the next
   const double* src;    // the thread's first element at K index 0 (or the base, when outside)
   int64_t src_step;     // elements from one of its copies to the next
   int64_t block_step;   // elements from a K block to the next (BK·k_stride)
   int k0;               // its first K column within a block
   int fixed;            // K contiguous: its copies inside by rows; otherwise 1 (its row inside) or 0
-  int k_step;           // 0 (K contiguous) or T / Rows
+  bool k_fastest;
   int dst, dst_step;    // shared-memory offsets within a block
 
   __device__ __forceinline__ BlockLoader(const DmmaOperand& v, int64_t rows, int64_t row0, OperandLayout at) {
     const int tid = int(threadIdx.x);
-    const bool k_fastest = at.k == 1;
+    k_fastest = at.k == 1;
     const int r = k_fastest ? tid / BK : tid % Rows;
-    const int row_step = k_fastest ? T / BK : 0;
     k0 = k_fastest ? tid % BK : tid / Rows;
-    k_step = k_fastest ? 0 : T / Rows;
+    const int row_step = k_fastest ? kRowStep : 0, k_step = k_fastest ? 0 : kKStep;
     const int64_t rows_left = rows - row0 - r;  // rows from its first to the operand's end
-    fixed = k_fastest ? int(rows_left <= 0 ? 0 : rows_left >= int64_t(kPerThread) * row_step ? kPerThread
-                                                                                                : (rows_left + row_step - 1) / row_step)
-                      : int(rows_left > 0);
+    const int rows_in = int(rows_left <= 0 ? 0 : rows_left >= int64_t(kPerThread) * kRowStep ? kPerThread * kRowStep : rows_left);
+    fixed = k_fastest ? (rows_in + kRowStep - 1) / kRowStep : int(rows_in > 0);
     src = rows_left > 0 ? v.base + (row0 + r) * v.row_stride + k0 * v.k_stride : v.base;
     src_step = row_step * v.row_stride + k_step * v.k_stride;
     block_step = BK * v.k_stride;
@@ -126,13 +127,8 @@ struct BlockLoader {
   // K block kb of an operand with k columns into `block`, zeros outside.
   __device__ __forceinline__ void load(double* block, int64_t k, int32_t kb) const {
     const int64_t k_left = k - int64_t(kb) * BK - k0;  // K columns from its first in this block on
-    int limit;
-    if (k_step == 0) {
-      limit = k_left > 0 ? fixed : 0;
-    } else {
-      const int64_t ks = k_left <= 0 ? 0 : (k_left + k_step - 1) / k_step;
-      limit = fixed * int(ks < kPerThread ? ks : kPerThread);
-    }
+    const int k_in = int(k_left <= 0 ? 0 : k_left >= BK ? BK : k_left);
+    const int limit = k_fastest ? (k_in > 0 ? fixed : 0) : fixed * ((k_in + kKStep - 1) / kKStep);
     const double* s = src + int64_t(kb) * block_step;
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
@@ -142,16 +138,16 @@ struct BlockLoader {
   }
 };
 
-// d += a·b for one 16 x 8 x 16 step, Hopper's widest DMMA (DMMA.16x8x16; the 8 x 8 x 4 form of
-// sm_80 exists too): with g = lane / 4 and t = lane % 4, a[i] is A(g + 8·(i % 2), t + 4·(i / 2)),
+// d += a·b for one 16 x 8 x 8 step (DMMA.16x8x8): with g = lane / 4 and t = lane % 4, a[i] is A(g + 8·(i % 2), t + 4·(i / 2)),
 // b[i] is B(t + 4·i, g) and d[i] is D(g + 8·(i / 2), 2t + i % 2) (CuTe's
-// SM90_16x8x16_F64F64F64F64_TN layouts).
-__device__ __forceinline__ void dmma_16x8x16(double (&d)[4], const double (&a)[8], const double (&b)[4]) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
-      "{%12, %13, %14, %15}, {%0, %1, %2, %3};"
+// SM90_16x8x8_F64F64F64F64_TN layouts). Two per K block of 16 (K columns 0-7, then 8-15) rather
+// than one 16 x 8 x 16, so that the second half's fragment reads can overlap the first half's
+// DMMAs (cuBLAS's H100 dgemm kernel names its instruction tensor16x8x8 too; ncu, session 21).
+__device__ __forceinline__ void dmma_16x8x8(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
       : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]),
-        "d"(b[2]), "d"(b[3]));
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 }
 
 // Group g's operands as rows x K from their origin (the problem's row 0, column 0, K index 0).
@@ -271,19 +267,23 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
       const double* bs = b_block(kb % Cfg::Stages);
       const bool second = Rank2K && kb >= kblocks;
       const OperandLayout as_at = second ? a_at2 : a_at, bs_at = second ? b_at2 : b_at;
-      static_assert(Cfg::BK == 16, "one DMMA.16x8x16 step per K block");
-      double bf[kColSteps][4];
+      static_assert(Cfg::BK == 16, "two DMMA.16x8x8 steps per K block");
 #pragma unroll
-      for (int j = 0; j < kColSteps; ++j)
+      for (int half = 0; half < 2; ++half) {  // K columns 8·half ... 8·half + 7
+        const int kc = 8 * half + t;
+        double bf[kColSteps][2];
 #pragma unroll
-        for (int v = 0; v < 4; ++v) bf[j][v] = bs[(warp_col + 8 * j + g) * bs_at.row + (t + 4 * v) * bs_at.k];
+        for (int j = 0; j < kColSteps; ++j)
 #pragma unroll
-      for (int i = 0; i < kRowSteps; ++i) {  // (A's fragments one row step at a time: registers)
-        double af[8];
+          for (int v = 0; v < 2; ++v) bf[j][v] = bs[(warp_col + 8 * j + g) * bs_at.row + (kc + 4 * v) * bs_at.k];
 #pragma unroll
-        for (int v = 0; v < 8; ++v) af[v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (t + 4 * (v / 2)) * as_at.k];
+        for (int i = 0; i < kRowSteps; ++i) {  // (A's fragments one row step at a time: registers)
+          double af[4];
 #pragma unroll
-        for (int j = 0; j < kColSteps; ++j) dmma_16x8x16(acc[i][j], af, bf[j]);
+          for (int v = 0; v < 4; ++v) af[v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (kc + 4 * (v / 2)) * as_at.k];
+#pragma unroll
+          for (int j = 0; j < kColSteps; ++j) dmma_16x8x8(acc[i][j], af, bf[j]);
+        }
       }
     }
     cp_async_wait<0>();
