@@ -56,7 +56,7 @@ def fp64_tile_peers(fn):
     """fn on the fp64 DMMA kernel with each tile shape forced (TORCH_GROUPED_FP64_TILE): what the
     call's own tile choice gains or loses."""
     return {f"ours, {tile} tile": with_env({**KERNEL_SWITCHES[torch.float64], "TORCH_GROUPED_FP64_TILE": tile}, fn)
-            for tile in ("64x64", "128x64")}
+            for tile in ("64x64", "128x128")}
 
 
 def with_tf32(fn):

@@ -17,7 +17,7 @@ pytestmark = HOPPER_ONLY
 
 
 # Every test under the call's own tile choice and under each tile forced (TORCH_GROUPED_FP64_TILE).
-@pytest.fixture(autouse=True, params=[None, "64x64", "128x64"], ids=["auto_tile", "64x64", "128x64"])
+@pytest.fixture(autouse=True, params=[None, "64x64", "128x128"], ids=["auto_tile", "64x64", "128x128"])
 def tile(request, monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "1")
     set_env(monkeypatch, "TORCH_GROUPED_FP64_TILE", request.param)
@@ -25,7 +25,7 @@ def tile(request, monkeypatch):
 
 
 def dmma_tiles(fn, rank2k=False):
-    """The tiles ("128x64", ...) of the DMMA kernels (the GEMM walk, or Rank2K's) that fn launches.
+    """The tiles ("128x128", ...) of the DMMA kernels (the GEMM walk, or Rank2K's) that fn launches.
     (The profiler does not run under compute-sanitizer, so only the *_takes_its_kernel tests call
     this, and gpu_check's sanitizer areas leave those out.)"""
     walk = "true" if rank2k else "false"
@@ -95,15 +95,15 @@ def test_gemm_takes_its_kernel_only_when_asked(monkeypatch, tile):
 
 
 def test_tile_choice_takes_its_kernel(monkeypatch, tile):
-    """The wide tile once its tiles fill every resident CTA (two an SM), the square one below."""
+    """The wide tile once its tiles fill every resident CTA (one an SM), the square one below."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    rows = 128 * 2 * sms  # 128 x 64 tiles: exactly two an SM with n = 64
-    a, b = [randn(rows, 8, seed=1)], [randn(8, 64, seed=2)]
-    assert dmma_tiles(lambda: tg.gemm(a, b)) == [tile or "128x64"]
-    a, b = [randn(rows - 128, 8, seed=1)], [randn(8, 64, seed=2)]
+    rows = 128 * sms  # 128 x 128 tiles: exactly one an SM with n = 128
+    a, b = [randn(rows, 8, seed=1)], [randn(8, 128, seed=2)]
+    assert dmma_tiles(lambda: tg.gemm(a, b)) == [tile or "128x128"]
+    a, b = [randn(rows - 128, 8, seed=1)], [randn(8, 128, seed=2)]
     assert dmma_tiles(lambda: tg.gemm(a, b)) == [tile or "64x64"]
-    monkeypatch.setenv("TORCH_GROUPED_FP64_TILE", "128x128")
-    with pytest.raises(ValueError, match="TORCH_GROUPED_FP64_TILE must be 64x64 or 128x64; got '128x128'"):
+    monkeypatch.setenv("TORCH_GROUPED_FP64_TILE", "128x64")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_FP64_TILE must be 64x64 or 128x128; got '128x64'"):
         tg.gemm(a, b)
 
 
@@ -171,8 +171,7 @@ def test_moe_gradients():
     check(b.grad, b_ref.grad)
 
 
-# syr2k (the Rank2K kernel): orders at and off both tiles (and the wide tile's 128 x 128 macro
-# tiles), K = 0 and 1, every layout.
+# syr2k (the Rank2K kernel): orders at and off both tiles, K = 0 and 1, every layout.
 SYR2K_SIZES = [(1, 1), (64, 16), (65, 37), (130, 0), (200, 1), (90, 129), (300, 24)]
 
 

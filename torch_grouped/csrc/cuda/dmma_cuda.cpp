@@ -29,17 +29,17 @@ int resident(bool rank2k, int device, DmmaTile tile) {
   return rank2k ? kernels::dmma_rank2k_resident(device, tile) : kernels::dmma_grouped_resident(device, tile);
 }
 
-// The tile of a call whose walk has `tiles(shape)` tiles: Wide (128 x 64, two CTAs an SM) when
-// its tiles fill every resident CTA of that shape, else Square (64 x 64, three CTAs an SM: twice
-// the tiles, more SMs busy). TORCH_GROUPED_FP64_TILE=64x64 or 128x64 forces one (tests,
+// The tile of a call whose walk has `tiles(shape)` tiles: Wide (128 x 128, one CTA an SM) when
+// its tiles fill every resident CTA of that shape, else Square (64 x 64, two CTAs an SM: four
+// times the tiles, more SMs busy). TORCH_GROUPED_FP64_TILE=64x64 or 128x128 forces one (tests,
 // benchmarks); read on every call.
 template <class CountTiles>
 DmmaTile choose_tile(bool rank2k, int device, CountTiles tiles) {
   const char* v = std::getenv("TORCH_GROUPED_FP64_TILE");
   const std::string forced = v == nullptr ? "" : v;
-  TORCH_CHECK_VALUE(forced.empty() || forced == "64x64" || forced == "128x64",
-                    "TORCH_GROUPED_FP64_TILE must be 64x64 or 128x64; got '", forced, "'");
-  if (!forced.empty()) return forced == "128x64" ? DmmaTile::Wide : DmmaTile::Square;
+  TORCH_CHECK_VALUE(forced.empty() || forced == "64x64" || forced == "128x128",
+                    "TORCH_GROUPED_FP64_TILE must be 64x64 or 128x128; got '", forced, "'");
+  if (!forced.empty()) return forced == "128x128" ? DmmaTile::Wide : DmmaTile::Square;
   const sched::TileShape wide = kernels::dmma_tile_shape(DmmaTile::Wide);
   return tiles(wide) >= resident(rank2k, device, DmmaTile::Wide) ? DmmaTile::Wide : DmmaTile::Square;
 }

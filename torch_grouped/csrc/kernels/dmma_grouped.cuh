@@ -1,9 +1,9 @@
 // Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k16.f64, sm_90):
 // grouped GEMM for gemm's list API and every form of grouped_mm (seed 000's grouped problem
 // visitor), and Rank2K for syr2k (its triangle walk), both through tile_walker.cuh as the WGMMA
-// kernels walk; 128 x 64 tiles (two CTAs an SM) or 64 x 64 (three, for calls of few tiles), a CTA
-// of four warps, K in blocks of 16 through a three-stage cp.async pipeline, fp64 accumulators,
-// stores straight from the registers.
+// kernels walk; 128 x 128 tiles (eight warps, one CTA an SM) or 64 x 64 (four warps, two CTAs an
+// SM, for calls of few tiles), K in blocks of 16 through a four-stage cp.async pipeline with
+// double-buffered fragments, fp64 accumulators, stores straight from the registers.
 //
 // Operands are read where they lie, through pointers and element strides (dmma_launch.h): 8-byte
 // cp.async needs no more alignment than a double has, so transposed, strided and offset views
@@ -40,19 +40,18 @@ struct DmmaShape {
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
 };
-// 64 x 64, four warps of 32 x 32, three CTAs an SM (12 warps to hide the DMMA and shared-memory
-// latencies): at most 168 registers a thread, 3 x 60 KB of shared memory. For calls of few tiles.
-using DmmaSquareShape = DmmaShape<64, 64, 2, 2, 3, 3>;
-// 128 x 64, four warps of 64 x 32, two CTAs an SM: cuBLAS's dgemm shape on the H100 (ncu, session
-// 21). Each warp's 16 DMMAs per K block read 48 fragment words a lane from shared memory, not the
-// square shape's 32 for 8, and a tile's block brings 10.7 MACs a byte, not 8.
-using DmmaWideShape = DmmaShape<128, 64, 2, 2, 3, 2>;
+// 64 x 64, four warps of 32 x 32, four stages, two CTAs an SM (2 x 80 KB of shared memory). For
+// calls of few tiles.
+using DmmaSquareShape = DmmaShape<64, 64, 2, 2, 4, 2>;
+// 128 x 128, eight warps of 64 x 32 (cuBLAS's dgemm warp tile on the H100, ncu session 21), four
+// stages, one CTA an SM (160 KB). Each warp's 32 DMMA.16x8x8 per K block read 48 fragment words a
+// lane from shared memory, not the square shape's 32 for 16, and a tile's block brings 16 MACs a
+// byte, not 8. (128 x 64 tiles two an SM fit three stages only, and this pipeline keeps one stage
+// fewer in flight.)
+using DmmaWideShape = DmmaShape<128, 128, 2, 4, 4, 1>;
 
-template <DmmaTile T>
-using DmmaShapeOf = std::conditional_t<T == DmmaTile::Wide, DmmaWideShape, DmmaSquareShape>;
-
-// For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k; a 128 x 64
-// tile is half of a 128 x 128 macro tile, rank2k_visitor.h); no clusters.
+// For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k; square
+// tiles, but the walk and the loaders take non-square ones too); no clusters.
 template <class Shape, bool Rank2K_>
 struct DmmaConfig : Shape {
   static constexpr bool Rank2K = Rank2K_;
@@ -250,41 +249,62 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
       b_loader.load(b_block(kb % Cfg::Stages), q.k, pass_kb);
     };
 
+    // One half of a K block's fragments (K columns 8·half + 0..7) for the warp's DMMA.16x8x8s.
+    struct Fragments {
+      double a[kRowSteps][4], b[kColSteps][2];
+    };
+    auto read = [&](Fragments& f, int32_t kb, int half) {
+      const double* as = a_block(kb % Cfg::Stages);
+      const double* bs = b_block(kb % Cfg::Stages);
+      const bool second = Rank2K && kb >= kblocks;
+      const OperandLayout as_at = second ? a_at2 : a_at, bs_at = second ? b_at2 : b_at;
+      const int kc = 8 * half + t;
+#pragma unroll
+      for (int j = 0; j < kColSteps; ++j)
+#pragma unroll
+        for (int v = 0; v < 2; ++v) f.b[j][v] = bs[(warp_col + 8 * j + g) * bs_at.row + (kc + 4 * v) * bs_at.k];
+#pragma unroll
+      for (int i = 0; i < kRowSteps; ++i)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) f.a[i][v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (kc + 4 * (v / 2)) * as_at.k];
+    };
     double acc[kRowSteps][kColSteps][4] = {};
-    // Every iteration commits one group (empty past the last block), so that waiting for all but
-    // the newest Stages - 2 groups always means: block kb has landed.
+    auto multiply = [&](const Fragments& f) {
+#pragma unroll
+      for (int i = 0; i < kRowSteps; ++i)
+#pragma unroll
+        for (int j = 0; j < kColSteps; ++j) dmma_16x8x8(acc[i][j], f.a[i], f.b[j]);
+    };
+
+    // The pipeline (CUTLASS's multistage mainloop): Stages - 1 blocks in flight ahead; fragments
+    // in two register sets, so that the DMMAs of one half run while the next half's reads are on
+    // their way, across the barrier too: the wait for block kb + 1 sits between block kb's halves
+    // (its second half's fragments already in registers), not before a block's first reads.
+    // Every load point commits one group (empty past the last block): committed groups are
+    // Stages - 1 + kb at block kb's second half, so waiting for all but the newest Stages - 3
+    // means block kb + 1 has landed; Stages - 2 blocks stay in flight behind it.
+    static_assert(Cfg::Stages >= 3, "a block in flight while one is read");
+    static_assert(Cfg::BK == 16, "two DMMA.16x8x8 steps per K block");
 #pragma unroll
     for (int s = 0; s < Cfg::Stages - 1; ++s) {
       if (s < blocks) load(s);
       cp_async_commit();
     }
-    for (int32_t kb = 0; kb < blocks; ++kb) {
+    Fragments f0, f1;
+    if (blocks > 0) {
       cp_async_wait<Cfg::Stages - 2>();
-      __syncthreads();  // block kb is visible to all; every warp is done with block kb - 1's stage
+      __syncthreads();  // block 0 is visible to all
+      read(f0, 0, 0);
+    }
+    for (int32_t kb = 0; kb < blocks; ++kb) {
+      read(f1, kb, 1);
+      multiply(f0);
+      cp_async_wait<Cfg::Stages - 3>();
+      __syncthreads();  // block kb + 1 is visible; every warp has read block kb - 1's stage (and kb's)
       if (kb + Cfg::Stages - 1 < blocks) load(kb + Cfg::Stages - 1);  // into block kb - 1's stage
       cp_async_commit();
-      const double* as = a_block(kb % Cfg::Stages);
-      const double* bs = b_block(kb % Cfg::Stages);
-      const bool second = Rank2K && kb >= kblocks;
-      const OperandLayout as_at = second ? a_at2 : a_at, bs_at = second ? b_at2 : b_at;
-      static_assert(Cfg::BK == 16, "two DMMA.16x8x8 steps per K block");
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {  // K columns 8·half ... 8·half + 7
-        const int kc = 8 * half + t;
-        double bf[kColSteps][2];
-#pragma unroll
-        for (int j = 0; j < kColSteps; ++j)
-#pragma unroll
-          for (int v = 0; v < 2; ++v) bf[j][v] = bs[(warp_col + 8 * j + g) * bs_at.row + (kc + 4 * v) * bs_at.k];
-#pragma unroll
-        for (int i = 0; i < kRowSteps; ++i) {  // (A's fragments one row step at a time: registers)
-          double af[4];
-#pragma unroll
-          for (int v = 0; v < 4; ++v) af[v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (kc + 4 * (v / 2)) * as_at.k];
-#pragma unroll
-          for (int j = 0; j < kColSteps; ++j) dmma_16x8x8(acc[i][j], af, bf[j]);
-        }
-      }
+      if (kb + 1 < blocks) read(f0, kb + 1, 0);
+      multiply(f1);
     }
     cp_async_wait<0>();
     __syncthreads();  // the next tile's loads refill the stages

@@ -14,11 +14,11 @@
 
 namespace torch_grouped::kernels {
 
-// The kernel's two tile shapes (dmma_grouped.cuh): Wide, 128 x 64 with two CTAs an SM, for calls
-// whose tiles fill every resident CTA; Square, 64 x 64 with three, for calls of fewer tiles.
+// The kernel's two tile shapes (dmma_grouped.cuh): Wide, 128 x 128 with one CTA an SM, for calls
+// whose tiles fill every resident CTA; Square, 64 x 64 with two, for calls of fewer tiles.
 enum class DmmaTile : int8_t { Square, Wide };
 constexpr sched::TileShape dmma_tile_shape(DmmaTile t) {
-  return t == DmmaTile::Wide ? sched::TileShape{128, 64} : sched::TileShape{64, 64};
+  return t == DmmaTile::Wide ? sched::TileShape{128, 128} : sched::TileShape{64, 64};
 }
 
 // A matmul operand as rows x K: element (row, k) at base[row·row_stride + k·k_stride] (A: rows are
