@@ -4,7 +4,7 @@ import random
 import torch
 
 import torch_grouped as tg
-from common import Case, fp64_tile_peers, on_gpu, on_our_kernel, with_tf32
+from common import Case, on_gpu, on_our_kernel, with_tf32
 
 SEED_EXAMPLE = [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)]
 
@@ -25,10 +25,10 @@ GPU_CASES = [
     ("fp32_64x_128x1024x1024", [(128, 1024, 1024)] * 64, torch.float32),
     ("fp32_seed000_example", SEED_EXAMPLE, torch.float32),
     ("fp32_4x_4096x4096x4096", [(4096, 4096, 4096)] * 4, torch.float32),
-    # fp64 on the DMMA kernel (opt-in, TORCH_GROUPED_FP64_KERNELS=1) against the loop of cuBLAS dgemm
-    ("fp64_optin_64x_128x1024x1024", [(128, 1024, 1024)] * 64, torch.float64),
-    ("fp64_optin_seed000_example", SEED_EXAMPLE, torch.float64),
-    ("fp64_optin_4x_4096x4096x4096", [(4096, 4096, 4096)] * 4, torch.float64),
+    # fp64: the DMMA kernel for lists of small problems, cuBLAS for big ones (its rule, dmma_cuda.h)
+    ("fp64_64x_128x1024x1024", [(128, 1024, 1024)] * 64, torch.float64),
+    ("fp64_seed000_example", SEED_EXAMPLE, torch.float64),
+    ("fp64_4x_4096x4096x4096", [(4096, 4096, 4096)] * 4, torch.float64),
 ]
 CPU_CASES = [
     ("cpu_16x_32x64x64", [(32, 64, 64)] * 16, torch.float32),
@@ -49,13 +49,11 @@ def cases(device):
         if on_gpu(device):  # what the scheduler mode and the sorting by K do, same kernel
             peers["ours, device schedule"] = on_kernel(lambda a=a, b=b: tg.gemm(a, b, schedule="device"))
             peers["ours, unsorted"] = on_kernel(lambda a=a, b=b: tg.gemm(a, b, sort_by_k=False))
+        if on_gpu(device) and dtype == torch.float64:  # the DMMA kernel whatever the rule chooses
+            peers["ours, DMMA kernel forced"] = on_kernel(lambda a=a, b=b: tg.gemm(a, b))
         if on_gpu(device) and dtype == torch.float32:  # one TF32 pass, and cuBLAS's own TF32
             peers["ours, one TF32 pass"] = with_tf32(on_kernel(lambda a=a, b=b: tg.gemm(a, b)))
             peers["loop of mm (TF32)"] = with_tf32(lambda a=a, b=b: [torch.mm(x, y) for x, y in zip(a, b)])
-        if on_gpu(device) and dtype == torch.float64:
-            peers.update(fp64_tile_peers(lambda a=a, b=b: tg.gemm(a, b)))
-        # ours as users call it (fp32: the TF32 kernel or cuBLAS by the measured rule; 3xTF32 takes
-        # the kernel), but fp64 on its opt-in kernel
-        ours = lambda a=a, b=b: tg.gemm(a, b)  # noqa: E731
-        yield Case("gemm", name, dtype, on_kernel(ours) if dtype == torch.float64 else ours, peers, flops, "mm",
+        # ours as users call it (fp32, fp64: our kernels or cuBLAS by the measured rules)
+        yield Case("gemm", name, dtype, lambda a=a, b=b: tg.gemm(a, b), peers, flops, "mm",
                    1e-5 if on_gpu(device) and dtype == torch.float32 else TOL[dtype])

@@ -3,7 +3,7 @@ K-grouped form (2-D x 2-D, the MoE weight gradient dW = xᵀ dY) of the same lay
 import torch
 
 import torch_grouped as tg
-from common import Case, fp64_tile_peers, on_gpu, on_our_kernel, with_tf32
+from common import Case, on_gpu, with_tf32
 
 # (name, groups, N, K, tokens, dtype, routing)
 GPU_CASES = [
@@ -16,9 +16,9 @@ GPU_CASES = [
     ("32x_256x4096x2048_fp16", 32, 4096, 2048, 8192, torch.float16, "balanced"),
     ("32x_256x4096x2048_fp32", 32, 4096, 2048, 8192, torch.float32, "balanced"),
     ("small_64x_128x_1024x1024_fp32", 64, 1024, 1024, 8192, torch.float32, "balanced"),
-    # fp64 on the DMMA kernel (opt-in, TORCH_GROUPED_FP64_KERNELS=1)
-    ("32x_256x4096x2048_fp64_optin", 32, 4096, 2048, 8192, torch.float64, "balanced"),
-    ("small_64x_128x_1024x1024_fp64_optin", 64, 1024, 1024, 8192, torch.float64, "balanced"),
+    # fp64 on the DMMA kernel
+    ("32x_256x4096x2048_fp64", 32, 4096, 2048, 8192, torch.float64, "balanced"),
+    ("small_64x_128x_1024x1024_fp64", 64, 1024, 1024, 8192, torch.float64, "balanced"),
     ("skewed_32x_4096x2048_T8k_empty_experts", 32, 4096, 2048, 8192, torch.bfloat16, "skewed"),
     ("decode_8x_4096x14336_T64", 8, 14336, 4096, 64, torch.bfloat16, "balanced"),
 ]
@@ -82,10 +82,8 @@ def cases(device):
             for peer in list(peers):
                 peers[f"{peer} (TF32)"] = with_tf32(peers[peer])
             peers["ours, one TF32 pass"] = with_tf32(lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs))
-        if on_gpu(device) and dtype == torch.float64:
-            peers.update(fp64_tile_peers(lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs)))
         ours = lambda a=a, b=b, offs=offs: tg.grouped_mm(a, b, offs)  # noqa: E731
-        yield Case("grouped_mm", name, dtype, on_our_kernel(dtype, ours) if dtype == torch.float64 else ours, peers,
+        yield Case("grouped_mm", name, dtype, ours, peers,
                    2.0 * int(ends[-1]) * n * k, "mm", TOL[dtype])
     yield from wgrad_cases(device)
 

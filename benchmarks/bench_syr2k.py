@@ -5,7 +5,7 @@ import torch
 
 import cublas_syr2k
 import torch_grouped as tg
-from common import Case, fp64_tile_peers, on_gpu, on_our_kernel, rel_error, with_env, with_tf32
+from common import Case, on_gpu, on_our_kernel, rel_error, with_env, with_tf32
 
 GPU_CASES = [(dtype, n, k) for dtype in (torch.float32, torch.float64)
              for n, k in ((4096, 4096), (8192, 1024), (2048, 8192), (1024, 1024))]
@@ -38,11 +38,8 @@ def _peers(a, b, dtype, device, composite_name):
         # allows TF32 matmuls, one TF32 pass (TF32's accuracy, as cuBLAS then gives too)
         peers["ours, one TF32 pass (allow_tf32)"] = with_tf32(lambda: tg.syr2k(a, b))
     if on_gpu(device) and dtype == torch.float64:
-        # the DMMA Rank2K kernel (opt-in, TORCH_GROUPED_FP64_KERNELS=1) beside cuBLAS dsyr2k, its
-        # own tile choice (single problems: grouped ones take it as ours) and each tile forced
-        if len(a) == 1:
-            peers["ours, DMMA kernel (opt-in)"] = on_our_kernel(dtype, lambda: tg.syr2k(a, b))
-        peers.update(fp64_tile_peers(lambda: tg.syr2k(a, b)))
+        # the DMMA Rank2K kernel whatever the rule chooses (single problems: cuBLAS dsyr2k)
+        peers["ours, DMMA kernel forced"] = on_our_kernel(dtype, lambda: tg.syr2k(a, b))
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16, torch.float32):
         # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no
         # mirror). That walk runs 128 x 128 tiles unless 128 x 256 is forced, while one problem's
@@ -76,9 +73,7 @@ def cases(device):
     for dtype in (torch.float32, torch.bfloat16, torch.float64) if on_gpu(device) else (torch.float32,):
         a = [torch.randn(n, k, device=device, dtype=dtype) for n, k in sizes]
         b = [torch.randn(n, k, device=device, dtype=dtype) for n, k in sizes]
-        # (fp64: ours on the DMMA Rank2K kernel, opt-in, against the loop of cuBLAS dsyr2k)
-        ours = lambda a=a, b=b: tg.syr2k(a, b)  # noqa: E731
-        optin = "_optin" if dtype == torch.float64 else ""
-        yield Case("syr2k", f"grouped_{count}_mixed{optin}", dtype, on_our_kernel(dtype, ours) if optin else ours,
+        # (fp64: ours on the DMMA Rank2K kernel by its rule, against the loop of cuBLAS dsyr2k)
+        yield Case("syr2k", f"grouped_{count}_mixed", dtype, lambda a=a, b=b: tg.syr2k(a, b),
                    _peers(a, b, dtype, device, "loop of two mm"),
                    sum(2.0 * n * (n + 1) * k for n, k in sizes), "mm", TOL[dtype])

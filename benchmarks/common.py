@@ -52,13 +52,6 @@ def on_our_kernel(dtype, fn):
     return with_env(settings, fn) if settings else fn
 
 
-def fp64_tile_peers(fn):
-    """fn on the fp64 DMMA kernel with each tile shape forced (TORCH_GROUPED_FP64_TILE): what the
-    call's own tile choice gains or loses."""
-    return {f"ours, {tile} tile": with_env({**KERNEL_SWITCHES[torch.float64], "TORCH_GROUPED_FP64_TILE": tile}, fn)
-            for tile in ("64x64", "128x128")}
-
-
 def with_tf32(fn):
     """fn with torch's TF32 matmuls allowed: our fp32 kernels then run one TF32 pass, not 3xTF32."""
     def run():

@@ -70,11 +70,13 @@ def test_bad_inputs(a, b, c, kwargs, error, match):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("uplo", ["L", "U"])
-def test_gpu_large_fp32_fp64_groups(dtype, uplo):
-    """fp64 (and fp32 off Hopper or without the CUDA kernels): orders >= 1024 run cuBLAS ?syr2k and
-    the mirror kernel (order 1100: partial 32-wide mirror tiles), smaller ones two addmm and the
-    mirror kernel, in one call; fp32 on Hopper the TF32 Rank2K kernel (test_syr2k_tf32.py);
-    transposed operands, c with beta: the reference, exactly symmetric, every element written."""
+def test_gpu_large_fp32_fp64_groups(dtype, uplo, monkeypatch):
+    """fp64 (cuBLAS forced: lists this small take the DMMA kernel otherwise, test_f64_kernel.py; and
+    fp32 off Hopper or without the CUDA kernels): orders >= 1024 run cuBLAS ?syr2k and the mirror
+    kernel (order 1100: partial 32-wide mirror tiles), smaller ones two addmm and the mirror kernel,
+    in one call; fp32 on Hopper the TF32 Rank2K kernel (test_syr2k_tf32.py); transposed operands,
+    c with beta: the reference, exactly symmetric, every element written."""
+    monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "0")
     g = torch.Generator().manual_seed(5)
     sizes = [(1100, 70), (300, 40), (1024, 1)]
     a = [torch.randn(n, k, generator=g, dtype=dtype).cuda() for n, k in sizes]

@@ -22,9 +22,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import reference  # noqa: E402  (test/reference.py: the float64 reference of every op)
 
 BK = 16
-# The kernel's shapes (dmma_grouped.cuh's DmmaSquareShape, DmmaWideShape), and a non-square one
-# the loaders and the triangle walk allow: BM, BN, warps along M and N; set by use_shape().
-SHAPES = {"64x64": (64, 64, 2, 2), "128x128": (128, 128, 2, 4), "128x64": (128, 64, 2, 2)}
+# Tile shapes (BM, BN, warps along M and N; set by use_shape()): the kernel's (dmma_grouped.cuh's
+# DmmaTileShape), and a non-square one, which the loaders and the triangle walk allow too.
+SHAPES = {"64x64": (64, 64, 2, 2), "128x64": (128, 64, 2, 2)}
 BM = BN = THREADS = WARPS_M = WARPS_N = WARP_M = WARP_N = None
 
 

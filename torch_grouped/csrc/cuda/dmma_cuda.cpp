@@ -22,27 +22,9 @@ namespace {
 using kernels::DmmaArgs;
 using kernels::DmmaListOperands;
 using kernels::DmmaOperand;
-using kernels::DmmaTile;
 using kernels::GroupedForm;
 
-int resident(bool rank2k, int device, DmmaTile tile) {
-  return rank2k ? kernels::dmma_rank2k_resident(device, tile) : kernels::dmma_grouped_resident(device, tile);
-}
-
-// The tile of a call whose walk has `tiles(shape)` tiles: Wide (128 x 128, one CTA an SM) when
-// its tiles fill every resident CTA of that shape, else Square (64 x 64, two CTAs an SM: four
-// times the tiles, more SMs busy). TORCH_GROUPED_FP64_TILE=64x64 or 128x128 forces one (tests,
-// benchmarks); read on every call.
-template <class CountTiles>
-DmmaTile choose_tile(bool rank2k, int device, CountTiles tiles) {
-  const char* v = std::getenv("TORCH_GROUPED_FP64_TILE");
-  const std::string forced = v == nullptr ? "" : v;
-  TORCH_CHECK_VALUE(forced.empty() || forced == "64x64" || forced == "128x128",
-                    "TORCH_GROUPED_FP64_TILE must be 64x64 or 128x128; got '", forced, "'");
-  if (!forced.empty()) return forced == "128x128" ? DmmaTile::Wide : DmmaTile::Square;
-  const sched::TileShape wide = kernels::dmma_tile_shape(DmmaTile::Wide);
-  return tiles(wide) >= resident(rank2k, device, DmmaTile::Wide) ? DmmaTile::Wide : DmmaTile::Square;
-}
+constexpr sched::TileShape kTile{kernels::kDmmaTileM, kernels::kDmmaTileN};
 
 // A 2-D operand as rows x K: A [m, k] as it is, B [k, n] as its columns (rows_dim = 1).
 DmmaOperand operand(const at::Tensor& t, int rows_dim, int k_dim, int batch_dim = -1) {
@@ -58,25 +40,20 @@ struct DmmaListProblem {
   DmmaListOperands operands;
 };
 
-// Launches the list, in the order given, with the tiles `make_tiles(shape)` makes (GemmTiles, or
-// syr2k's SymmetricTiles) of the chosen shape and the mode's fields in `p` (alpha, beta): one
-// upload of the problem table, the operands and (host_lists) the per-CTA tile lists, then the
-// kernel over every resident CTA, or one per tile.
-template <class MakeTiles>
-void launch_dmma_list(const std::vector<DmmaListProblem>& problems, MakeTiles make_tiles, bool host_lists, DmmaArgs p,
+// Launches the list, in the order given, with `tiles` (GemmTiles, or syr2k's SymmetricTiles) and
+// the mode's fields in `p` (alpha, beta): one upload of the problem table, the operands and
+// (host_lists) the per-CTA tile lists, then the kernel over every resident CTA, or one per tile.
+template <class Tiles>
+void launch_dmma_list(const std::vector<DmmaListProblem>& problems, Tiles tiles, bool host_lists, DmmaArgs p,
                       const at::Device& device) {
-  using Tiles = decltype(make_tiles(sched::TileShape{}));
   constexpr bool rank2k = std::is_same_v<Tiles, sched::SymmetricTiles>;
   const int32_t groups = static_cast<int32_t>(problems.size());
   std::vector<int64_t> ms(groups), ns(groups);
   for (int32_t j = 0; j < groups; ++j) ms[j] = problems[j].group.m, ns[j] = problems[j].group.n;
   const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
-  const DmmaTile tile = choose_tile(rank2k, device.index(), [&](sched::TileShape shape) {
-    return sched::total_tiles(sizes, make_tiles(shape));
-  });
-  const Tiles tiles = make_tiles(kernels::dmma_tile_shape(tile));
   const int64_t total = sched::total_tiles(sizes, tiles);
-  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(resident(rank2k, device.index(), tile), total));
+  const int resident = rank2k ? kernels::dmma_rank2k_resident(device.index()) : kernels::dmma_grouped_resident(device.index());
+  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(resident, total));
   const int64_t stride = host_lists ? sched::ceil_div(total, walkers) : 0;
 
   const size_t operands_at = aligned16(groups * sizeof(kernels::ListGroup));
@@ -103,10 +80,10 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, MakeTiles ma
   p.list_operands = reinterpret_cast<const DmmaListOperands*>(dbase + operands_at);
   if constexpr (rank2k) {
     p.shape.triangle = tiles;
-    kernels::launch_dmma_rank2k(p, tile, static_cast<int>(walkers), stream.stream());
+    kernels::launch_dmma_rank2k(p, static_cast<int>(walkers), stream.stream());
   } else {
     p.shape.tiles = tiles;
-    kernels::launch_dmma_grouped(p, tile, static_cast<int>(walkers), stream.stream());
+    kernels::launch_dmma_grouped(p, static_cast<int>(walkers), stream.stream());
   }
 }
 
@@ -120,13 +97,40 @@ std::vector<int32_t> visiting_order(const std::vector<int64_t>& ks, bool sort_by
 
 }  // namespace
 
-bool fp64_kernels_enabled() {
+namespace {
+
+enum class Fp64Kernels { Measured, Never, Always };
+
+Fp64Kernels fp64_kernels_setting() {
   const char* v = std::getenv("TORCH_GROUPED_FP64_KERNELS");
   const std::string setting = v == nullptr ? "" : v;
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_FP64_KERNELS must be 0 or 1; got '", setting, "'");
-  return setting == "1";
+  return setting.empty() ? Fp64Kernels::Measured : (setting == "1" ? Fp64Kernels::Always : Fp64Kernels::Never);
 }
+
+}  // namespace
+
+// Measured on the H100 (benchmarks/NOTES.md, session 21): the kernel runs ~38 TFLOP/s on big
+// problems, cuBLAS's dgemm ~55 and dsyr2k ~49 (4 x 4096³: 0.68x; syr2k n4096: 0.76x, n1024
+// 0.68x), but a loop of cuBLAS pays a launch or two per problem: the kernel wins on lists of
+// small problems (64 x 128 x 1024 x 1024: 1.54x the loop of dgemm; 48 syr2k problems of n, k up
+// to 1024, ~0.5 GFLOP each: 1.69x the loop of dsyr2k) and loses from ~1 GFLOP a problem (seed
+// 000's four problems, 1.0 GFLOP each: 0.72x).
+bool fp64_list_on_kernel(int64_t problems, double flops) {
+  switch (fp64_kernels_setting()) {
+    case Fp64Kernels::Never: return false;
+    case Fp64Kernels::Always: return true;
+    case Fp64Kernels::Measured: break;
+  }
+  return flops < 1e9 * static_cast<double>(problems);
+}
+
+// grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a
+// synchronisation, no CUDA graph capture): the kernel unless told otherwise, as for fp32. Measured
+// (H100, session 21, against that loop): 64 experts of 128 x 1024 x 1024 1.92x; 32 of
+// 256 x 4096 x 2048 0.76x.
+bool fp64_grouped_mm_on_kernel() { return fp64_kernels_setting() != Fp64Kernels::Never; }
 
 std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,
                                       GemmSchedule mode, bool sort_by_k, int panel) {
@@ -152,9 +156,7 @@ std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const 
                                            nullptr, 0, nullptr, 0, nullptr, 0},
                         DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 1, 0)}});
   }
-  launch_dmma_list(
-      problems, [&](sched::TileShape shape) { return sched::GemmTiles{shape, panel}; }, mode != GemmSchedule::Device,
-      DmmaArgs{}, device);
+  launch_dmma_list(problems, sched::GemmTiles{kTile, panel}, mode != GemmSchedule::Device, DmmaArgs{}, device);
   return out;
 }
 
@@ -187,9 +189,8 @@ std::vector<at::Tensor> syr2k_f64_cuda(at::TensorList a, at::TensorList b, at::T
   for (const int32_t j : visiting_order(ks, /*sort_by_k=*/true)) by_k.push_back(problems[j]);
   DmmaArgs p{};
   p.alpha = alpha, p.beta = beta;
-  launch_dmma_list(
-      by_k, [&](sched::TileShape shape) { return sched::SymmetricTiles{sched::Rank2KTiles{shape, uplo}, all_tiles}; },
-      /*host_lists=*/true, p, device);
+  const sched::SymmetricTiles tiles{sched::Rank2KTiles{kTile, uplo}, all_tiles};
+  launch_dmma_list(by_k, tiles, /*host_lists=*/true, p, device);
   return out;
 }
 
@@ -227,15 +228,12 @@ bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::op
   g.c = out.data_ptr();
   g.ldc = out.size(-1);
   g.out_kind = kernels::OutKind::Double;
+  g.tiles = sched::GemmTiles{kTile, panel};
   const int device = a.get_device();
-  // the walk's size: its tiles at most (the ragged forms' partial rows or columns counted per group)
-  auto bound = [&](sched::TileShape shape) { return kernels::form_tiles(g.form, g.m, g.n, s.groups, shape, s.groups + 1); };
-  const DmmaTile tile = choose_tile(/*rank2k=*/false, device, bound);
-  g.tiles = sched::GemmTiles{kernels::dmma_tile_shape(tile), panel};
   // the grid: every resident CTA, or as many as the walk has tiles at most if fewer
-  const int64_t walkers =
-      std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device, tile), bound(g.tiles.tile)));
-  kernels::launch_dmma_grouped(p, tile, static_cast<int>(walkers), c10::cuda::getCurrentCUDAStream(device).stream());
+  const int64_t bound = kernels::form_tiles(g.form, g.m, g.n, s.groups, kTile, s.groups + 1);
+  const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device), bound));
+  kernels::launch_dmma_grouped(p, static_cast<int>(walkers), c10::cuda::getCurrentCUDAStream(device).stream());
   return true;
 }
 

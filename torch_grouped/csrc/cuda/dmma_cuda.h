@@ -12,11 +12,13 @@
 
 namespace torch_grouped {
 
-// TORCH_GROUPED_FP64_KERNELS=1 sends fp64 gemm, grouped_mm and syr2k on Hopper to the kernels; unset or 0:
-// PyTorch's (cuBLAS per group), as before the kernel existed. Opt-in until the kernel has been
-// measured on a GPU (benchmarks/NOTES.md, session 20). Any other value is an error. Read on
-// every call, so that tests and benchmarks can switch.
-bool fp64_kernels_enabled();
+// Whether fp64 calls on Hopper take the DMMA kernels. TORCH_GROUPED_FP64_KERNELS=1: always; 0:
+// never (cuBLAS per problem, as before the kernels existed); unset: the measured rule below. Any
+// other value is an error. Read on every call, so that tests and benchmarks can switch.
+// gemm and syr2k lists of `problems` problems and `flops` in all (2mnk, or syr2k's 2n(n+1)k).
+bool fp64_list_on_kernel(int64_t problems, double flops);
+// grouped_mm, every form.
+bool fp64_grouped_mm_on_kernel();
 
 // `shapes` from check_gemm; `panel`: the tiles' column panel width (sched::GemmTiles).
 std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,

@@ -172,8 +172,8 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // TF32 hi and lo parts unless torch allows TF32 matmuls, as gemm's; not the K-grouped form (its
   // A is read M-major, and each group's K would need its own split).
   const bool tf32 = a.scalar_type() == at::kFloat && s.form != GroupedMmForm::A2dB2d && fp32_grouped_mm_on_kernel();
-  // fp64 (every form): the DMMA kernel, opt-in (dmma_cuda.h).
-  const bool f64 = a.scalar_type() == at::kDouble && fp64_kernels_enabled();
+  // fp64 (every form): the DMMA kernel (dmma_cuda.h).
+  const bool f64 = a.scalar_type() == at::kDouble && fp64_grouped_mm_on_kernel();
   if (!(kernel_dtype(a.scalar_type()) || tf32 || f64) || !kernel_device(a)) return grouped_mm_portable(a, b, offs, out_dtype);
   at::Tensor out = at::empty(s.out_sizes, a.options().dtype(s.out_dtype));
   const int64_t k = a.size(-1);
@@ -261,7 +261,8 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   if (a.empty()) return {};
   c10::cuda::CUDAGuard guard(a[0].device());
   ensure_context(a[0].get_device());
-  if (a[0].scalar_type() == at::kDouble && kernel_device(a[0]) && fp64_kernels_enabled())
+  if (a[0].scalar_type() == at::kDouble && kernel_device(a[0]) &&
+      fp64_list_on_kernel(static_cast<int64_t>(shapes.size()), flops(shapes)))
     return gemm_f64_cuda(a, b, shapes, mode, sort_by_k, panel_width(kListPanel));
   // fp32: the TF32 kernel (128 x 128 tiles), on operands Tf32Operands stages K-major (B's columns
   // as rows), split into TF32 hi and lo parts (3xTF32) unless torch allows TF32 matmuls.

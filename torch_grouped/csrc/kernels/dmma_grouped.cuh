@@ -1,9 +1,9 @@
-// Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k16.f64, sm_90):
+// Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k8.f64, sm_90):
 // grouped GEMM for gemm's list API and every form of grouped_mm (seed 000's grouped problem
 // visitor), and Rank2K for syr2k (its triangle walk), both through tile_walker.cuh as the WGMMA
-// kernels walk; 128 x 128 tiles (eight warps, one CTA an SM) or 64 x 64 (four warps, two CTAs an
-// SM, for calls of few tiles), K in blocks of 16 through a four-stage cp.async pipeline with
-// double-buffered fragments, fp64 accumulators, stores straight from the registers.
+// kernels walk; 64 x 64 tiles, a CTA of four warps (2 x 2, each 32 x 32 of the tile), two CTAs an
+// SM, K in blocks of 16 through a four-stage cp.async pipeline with double-buffered fragments,
+// fp64 accumulators, stores straight from the registers.
 //
 // Operands are read where they lie, through pointers and element strides (dmma_launch.h): 8-byte
 // cp.async needs no more alignment than a double has, so transposed, strided and offset views
@@ -29,7 +29,7 @@ constexpr int dmma_block_elems(int rows, int bk) { return rows * (bk + 4) > bk *
 
 // A tile shape of the kernel: BM x BN tiles, a CTA of WarpsM x WarpsN warps (each WarpM x WarpN
 // of the tile), K in blocks of 16 through `Stages` cp.async stages, CtasPerSm resident (the
-// register bound of __launch_bounds__). The two shapes are dmma_launch.h's DmmaTile.
+// register bound of __launch_bounds__).
 template <int BM_, int BN_, int WarpsM, int WarpsN, int Stages_, int CtasPerSm_>
 struct DmmaShape {
   static constexpr int BM = BM_, BN = BN_, BK = 16, Stages = Stages_, CtasPerSm = CtasPerSm_;
@@ -40,18 +40,14 @@ struct DmmaShape {
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
 };
-// 64 x 64, four warps of 32 x 32, four stages, two CTAs an SM (2 x 80 KB of shared memory). For
-// calls of few tiles.
-using DmmaSquareShape = DmmaShape<64, 64, 2, 2, 4, 2>;
-// 128 x 128, eight warps of 64 x 32 (cuBLAS's dgemm warp tile on the H100, ncu session 21), four
-// stages, one CTA an SM (160 KB). Each warp's 32 DMMA.16x8x8 per K block read 48 fragment words a
-// lane from shared memory, not the square shape's 32 for 16, and a tile's block brings 16 MACs a
-// byte, not 8. (128 x 64 tiles two an SM fit three stages only, and this pipeline keeps one stage
-// fewer in flight.)
-using DmmaWideShape = DmmaShape<128, 128, 2, 4, 4, 1>;
+// The kernel's shape: 64 x 64 tiles, four warps of 32 x 32, four stages, two CTAs an SM (228
+// registers, 2 x 80 KB of shared memory). Measured on the H100 (benchmarks/NOTES.md, session 21)
+// against 128 x 64 tiles of 64 x 32 warps (cuBLAS's dgemm shape) with three stages and one
+// fragment set, and 128 x 128 tiles of eight such warps with this pipeline, which spill at 255
+// registers: this shape was the fastest on every case (4 x 4096^3: 14.3 ms, against 15.0 and 19.9).
+using DmmaTileShape = DmmaShape<kDmmaTileM, kDmmaTileN, 2, 2, 4, 2>;
 
-// For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k; square
-// tiles, but the walk and the loaders take non-square ones too); no clusters.
+// For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k); no clusters.
 template <class Shape, bool Rank2K_>
 struct DmmaConfig : Shape {
   static constexpr bool Rank2K = Rank2K_;
@@ -318,50 +314,35 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
   }
 }
 
-// Host side, per shape and walk: the shared-memory attribute (once per device), the launch, the
-// persistent grid.
-template <class Shape, bool Rank2K>
+// Host side, per walk: the shared-memory attribute (once per device), the launch, the persistent
+// grid.
+template <bool Rank2K>
 void prepare_dmma(int device) {
   static std::atomic<uint64_t> done{0};
-  allow_dynamic_smem(dmma_kernel<Shape, Rank2K>, Shape::SmemBytes, device, done);
+  allow_dynamic_smem(dmma_kernel<DmmaTileShape, Rank2K>, DmmaTileShape::SmemBytes, device, done);
 }
 
-template <class Shape, bool Rank2K>
+template <bool Rank2K>
 void launch_dmma(const DmmaArgs& args, int grid, cudaStream_t stream) {
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
-  prepare_dmma<Shape, Rank2K>(device);
-  dmma_kernel<Shape, Rank2K><<<grid, Shape::Threads, Shape::SmemBytes, stream>>>(args);
+  prepare_dmma<Rank2K>(device);
+  dmma_kernel<DmmaTileShape, Rank2K><<<grid, DmmaTileShape::Threads, DmmaTileShape::SmemBytes, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <class Shape, bool Rank2K>
+template <bool Rank2K>
 int resident_dmma_ctas(int device) {
   static std::atomic<int> cache[64];
   return once_per_device(cache, device, [&] {
-    prepare_dmma<Shape, Rank2K>(device);
+    prepare_dmma<Rank2K>(device);
     int per_sm = 0, sms = 0;
-    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Shape, Rank2K>, Shape::Threads,
-                                                                 Shape::SmemBytes));
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<DmmaTileShape, Rank2K>,
+                                                                 DmmaTileShape::Threads, DmmaTileShape::SmemBytes));
     C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     TORCH_CHECK(per_sm > 0, "torch_grouped: the fp64 DMMA kernel does not fit on device ", device);
     return per_sm * sms;
   });
-}
-
-// The instantiations' entry points (dmma_launch.h) for walk Rank2K, by tile.
-template <bool Rank2K>
-void launch_dmma_tile(const DmmaArgs& args, DmmaTile tile, int grid, cudaStream_t stream) {
-  if (tile == DmmaTile::Wide) {
-    launch_dmma<DmmaWideShape, Rank2K>(args, grid, stream);
-  } else {
-    launch_dmma<DmmaSquareShape, Rank2K>(args, grid, stream);
-  }
-}
-template <bool Rank2K>
-int resident_dmma_tile(int device, DmmaTile tile) {
-  return tile == DmmaTile::Wide ? resident_dmma_ctas<DmmaWideShape, Rank2K>(device)
-                                : resident_dmma_ctas<DmmaSquareShape, Rank2K>(device);
 }
 
 }  // namespace torch_grouped::kernels

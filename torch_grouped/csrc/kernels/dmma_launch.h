@@ -14,12 +14,7 @@
 
 namespace torch_grouped::kernels {
 
-// The kernel's two tile shapes (dmma_grouped.cuh): Wide, 128 x 128 with one CTA an SM, for calls
-// whose tiles fill every resident CTA; Square, 64 x 64 with two, for calls of fewer tiles.
-enum class DmmaTile : int8_t { Square, Wide };
-constexpr sched::TileShape dmma_tile_shape(DmmaTile t) {
-  return t == DmmaTile::Wide ? sched::TileShape{128, 128} : sched::TileShape{64, 64};
-}
+constexpr int kDmmaTileM = 64, kDmmaTileN = 64;
 
 // A matmul operand as rows x K: element (row, k) at base[row·row_stride + k·k_stride] (A: rows are
 // M; B: rows are N, so B(k, j) = base[j·row_stride + k·k_stride]). batch_stride: the non-list
@@ -41,13 +36,13 @@ struct DmmaArgs {
   double alpha, beta;                      // Rank2K (syr2k): out = alpha (A Bᵀ + B Aᵀ) + beta c
 };
 
-// gemm and grouped_mm: shape.tiles (of dmma_tile_shape(tile)) over the groups.
-void launch_dmma_grouped(const DmmaArgs& args, DmmaTile tile, int grid, cudaStream_t stream);
+// gemm and grouped_mm: shape.tiles over the groups.
+void launch_dmma_grouped(const DmmaArgs& args, int grid, cudaStream_t stream);
 // syr2k: the List form, shape.triangle over each group's `uplo` triangle (a and b of a group both
 // [n, k]; its c_in, when set, read from that triangle), every tile stored with its mirror.
-void launch_dmma_rank2k(const DmmaArgs& args, DmmaTile tile, int grid, cudaStream_t stream);
+void launch_dmma_rank2k(const DmmaArgs& args, int grid, cudaStream_t stream);
 // CTAs of each kernel resident at once on `device` (the persistent grid), cached per device.
-int dmma_grouped_resident(int device, DmmaTile tile);
-int dmma_rank2k_resident(int device, DmmaTile tile);
+int dmma_grouped_resident(int device);
+int dmma_rank2k_resident(int device);
 
 }  // namespace torch_grouped::kernels
