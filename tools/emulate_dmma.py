@@ -1,16 +1,15 @@
 """A CPU emulation of one tile of the fp64 DMMA kernel (csrc/kernels/dmma_grouped.cuh), written from
-its index formulas line by line: each thread's copies (operand_copy and load_block: first element,
-steps, zero fill, shared-memory offsets in either orientation), the fragment reads of
-mma.m16n8k8.f64, two per K block (CuTe's SM90_16x8x8_F64F64F64F64_TN layouts), the accumulation
-and the stores; for syr2k (the Rank2K kernel) both passes with the roles swapped, alpha, beta·c
-from the `uplo` triangle and the mirror stores of the triangle walk. It checks, for operands of
+its index formulas line by line: each thread's copies (BlockLoader: first element, steps, zero fill,
+shared-memory offsets in either orientation), the fragment reads of mma.m16n8k8.f64, two per K block (CuTe's
+SM90_16x8x8_F64F64F64F64_TN layouts), the accumulation and the stores; for syr2k (the Rank2K
+kernel) both passes with the roles swapped, alpha, beta·c from the `uplo` triangle and the mirror
+stores of the triangle walk. It checks, for operands of
 every layout and for tiles at and past the edges, that every shared-memory element of a block is
 written exactly once, that no fragment read lands outside the block, and that the tile equals the
 float64 product. Then grouped_mm's four forms as the host code describes them (cuda/dmma_cuda.cpp's
 operand views, resolve_group's ranges and origins, problem_operands' offsets), each problem read
-through those views from the tensors' storage, against the reference. Two tile shapes. A check of
-index math before a GPU run (it found session 20's K-offset bug); it proves the formulas
-consistent, not the CUDA code that carries them.
+through those views from the tensors' storage, against the reference. Both tile shapes. A check of index math before a GPU run (it found session 20's K-offset bug);
+it proves the formulas consistent, not the CUDA code that carries them.
     python tools/emulate_dmma.py"""
 import itertools
 import os
@@ -45,34 +44,37 @@ def block_elems(rows):
 
 
 def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows):
-    """operand_copy (the tile's record) and load_block, for all threads: the block as shared memory
-    holds it."""
+    """BlockLoader's construction and load(), for all threads: the block as shared memory holds it."""
     at_row, at_k = layout(k_stride, tile_rows)
     smem = np.full(block_elems(tile_rows), np.nan)
     writes = np.zeros(block_elems(tile_rows), dtype=int)
-    inside = rows - row0  # operand_copy
-    c_base = base + row0 * row_stride if inside > 0 else base
-    c_rows = 0 if inside <= 0 else min(inside, tile_rows)
+    k_fastest = at_k == 1
     per_thread = tile_rows * BK // THREADS
-    row_step, k_step = THREADS // BK, THREADS // tile_rows
-    block_k = kb * BK
     for tid in range(THREADS):
-        if k_stride == 1:
-            r, k0 = tid // BK, tid % BK
-            rows_in = c_rows - r
-            limit = 0 if k - block_k - k0 <= 0 or rows_in <= 0 else min(per_thread, -(-rows_in // row_step))
-            s, d = c_base + r * row_stride + block_k + k0, r * (BK + 4) + k0
-            src_step, dst_step = row_step * row_stride, row_step * (BK + 4)
+        r = tid // BK if k_fastest else tid % tile_rows
+        row_step = THREADS // BK if k_fastest else 0
+        k0 = tid % BK if k_fastest else tid // tile_rows
+        k_step = 0 if k_fastest else THREADS // tile_rows
+        rows_left = rows - row0 - r
+        if k_fastest:
+            fixed = 0 if rows_left <= 0 else per_thread if rows_left >= per_thread * row_step else -(-rows_left // row_step)
         else:
-            r, k0 = tid % tile_rows, tid // tile_rows
-            k_left = k - block_k - k0
-            limit = 0 if r >= c_rows or k_left <= 0 else min(per_thread, -(-k_left // k_step))
-            s, d = c_base + r * row_stride + (block_k + k0) * k_stride, r + k0 * (tile_rows + 4)
-            src_step, dst_step = k_step * k_stride, k_step * (tile_rows + 4)
+            fixed = int(rows_left > 0)
+        src = base + (row0 + r) * row_stride + k0 * k_stride if rows_left > 0 else base
+        src_step = row_step * row_stride + k_step * k_stride
+        block_step = BK * k_stride
+        dst, dst_step = r * at_row + k0 * at_k, row_step * at_row + k_step * at_k
+        k_left = k - kb * BK - k0
+        if k_step == 0:
+            limit = fixed if k_left > 0 else 0
+        else:
+            ks = 0 if k_left <= 0 else -(-k_left // k_step)
+            limit = fixed * min(ks, per_thread)
+        s = src + kb * block_step
         for u in range(per_thread):
-            inside_u = u < limit
-            smem[d + u * dst_step] = mem[s + u * src_step] if inside_u else 0.0
-            writes[d + u * dst_step] += 1
+            inside = u < limit
+            smem[dst + u * dst_step] = mem[s + u * src_step] if inside else 0.0
+            writes[dst + u * dst_step] += 1
     used = [rr * at_row + cc * at_k for rr in range(tile_rows) for cc in range(BK)]
     assert all(writes[i] == 1 for i in used), "a block element written other than once"
     assert writes.sum() == len(used), "a copy outside the block"

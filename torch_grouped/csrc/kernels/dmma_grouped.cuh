@@ -38,16 +38,13 @@ struct DmmaShape {
   static_assert(WarpM % 16 == 0 && WarpN % 8 == 0, "whole 16 x 8 DMMA steps per warp");
   static_assert(BM * BK % Threads == 0 && BN * BK % Threads == 0 && Threads % BK == 0, "even copy shares");
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
-  // the stages, then the tile's OperandCopy records (A and B slots, both passes of Rank2K)
-  static constexpr int CopiesAt = Stages * StageElems * 8;
-  static constexpr int SmemBytes = CopiesAt + 4 * 32;
+  static constexpr int SmemBytes = Stages * StageElems * 8;
 };
-// The kernel's shape: 64 x 64 tiles, four warps of 32 x 32, four stages, two CTAs an SM (210
+// The kernel's shape: 64 x 64 tiles, four warps of 32 x 32, four stages, two CTAs an SM (228
 // registers, 2 x 80 KB of shared memory). Measured on the H100 (benchmarks/NOTES.md, session 21)
 // against 128 x 64 tiles of 64 x 32 warps (cuBLAS's dgemm shape) with three stages and one
 // fragment set, and 128 x 128 tiles of eight such warps with this pipeline, which spill at 255
-// registers (still ~420 bytes with the copy records in shared memory): this shape was the
-// fastest on every case (4 x 4096^3: 14.3 ms, against 15.0 and 19.9).
+// registers: this shape was the fastest on every case (4 x 4096^3: 14.3 ms, against 15.0 and 19.9).
 using DmmaTileShape = DmmaShape<kDmmaTileM, kDmmaTileN, 2, 2, 4, 2>;
 
 // For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k); no clusters.
@@ -67,9 +64,9 @@ struct OperandLayout {
   int row, k;
 };
 template <int Rows>
-__device__ __forceinline__ OperandLayout operand_layout(bool k_fastest) {
+__device__ __forceinline__ OperandLayout operand_layout(const DmmaOperand& v) {
   static_assert(Rows % 16 == 0, "rows of Rows + 4 double-words start 4 banks apart");
-  return k_fastest ? OperandLayout{16 + 4, 1} : OperandLayout{1, Rows + 4};
+  return v.k_stride == 1 ? OperandLayout{16 + 4, 1} : OperandLayout{1, Rows + 4};
 }
 
 // 8 bytes global -> shared, zeros where `in` is false (src-size 0: nothing is read).
@@ -83,62 +80,58 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
 }
 
-// What a tile's copies of one operand need, the same for every thread of the CTA: written to
-// shared memory once per tile and read back at each K block, so that it holds no registers
-// across the K loop (the barriers keep the compiler from caching it): the accumulators and two
-// fragment sets take 224 of a thread's 255 registers with 64 x 32 warps (session 21's wider tile
-// spilled with the loader's per-thread state in registers).
-struct OperandCopy {
-  const double* base;   // the tile's first row at K index 0 (the operand's base when it has none)
-  int64_t row_stride;
-  int64_t k_stride;     // 1: K contiguous, the [row][k] layout
-  int32_t rows;         // the tile's rows inside the operand, 0 ... Rows
-  int32_t unused;
-};
-
-__device__ __forceinline__ OperandCopy operand_copy(const DmmaOperand& v, int64_t rows, int64_t row0, int tile_rows) {
-  const int64_t inside = rows - row0;
-  return OperandCopy{inside > 0 ? v.base + row0 * v.row_stride : v.base, v.row_stride, v.k_stride,
-                     int32_t(inside <= 0 ? 0 : inside < tile_rows ? inside : tile_rows), 0};
-}
-
-// K block kb of one operand (Rows x BK elements of a tile) into `block`, zeros outside the operand,
-// by all threads, dealt so that consecutive threads take consecutive elements along the operand's
-// contiguous axis: K contiguous, a thread keeps K column k0 and takes rows r, r + T/BK, ...;
-// otherwise it keeps row r and takes K columns k0, k0 + T/Rows, .... Its copies u < `limit` are
-// the ones inside (a prefix either way). Steps are compile-time: a division by a runtime step
-// cost a 30-instruction sequence per block (ncu, session 21).
+// One thread's share of an operand's blocks in one tile: Rows x BK elements per K block, dealt so
+// that consecutive threads take consecutive elements along the operand's contiguous axis. K
+// contiguous: the thread keeps K column k0 and takes rows r, r + T/BK, ...; otherwise it keeps row
+// r and takes K columns k0, k0 + T/Rows, .... Its copies u < `limit` are inside the operand (the
+// rest zero-filled), and in either walk those are a prefix: the rows inside are fixed per tile,
+// the K columns inside shrink only in the last block. Set up once per tile (and at Rank2K's
+// second pass), so that a block costs one compare and two adds a copy: the session-20 loader,
+// which kept 64-bit bounds for both axes, spilled them to local memory at 168 registers, and the
+// K loop waited on those reloads (ncu, session 21: long-scoreboard stalls on its address math).
 template <class Shape, int Rows>
-__device__ __forceinline__ void load_block(double* block, const OperandCopy* at, int64_t k, int32_t kb) {
-  constexpr int BK = Shape::BK, T = Shape::Threads, kPerThread = Rows * BK / T;
-  constexpr int kRowStep = T / BK, kKStep = T / Rows;
-  const OperandCopy c = *at;
-  const int tid = int(threadIdx.x);
-  const int64_t block_k = int64_t(kb) * BK;
-  if (c.k_stride == 1) {
-    const int r = tid / BK, k0 = tid % BK;
-    const int rows_in = c.rows - r;
-    const int limit = k - block_k - k0 <= 0 || rows_in <= 0 ? 0 : min(kPerThread, (rows_in + kRowStep - 1) / kRowStep);
-    const double* s = c.base + r * c.row_stride + block_k + k0;
-    double* d = block + r * (BK + 4) + k0;
+struct BlockLoader {
+  static constexpr int BK = Shape::BK, T = Shape::Threads;
+  static constexpr int kPerThread = Rows * BK / T;
+  // (compile-time steps: a division by a runtime step cost a 30-instruction sequence per block)
+  static constexpr int kRowStep = T / BK;  // K contiguous: rows from one of its copies to the next
+  static constexpr int kKStep = T / Rows;  // otherwise: K columns from one to the next
+  const double* src;    // the thread's first element at K index 0 (or the base, when outside)
+  int64_t src_step;     // elements from one of its copies to the next
+  int64_t block_step;   // elements from a K block to the next (BK·k_stride)
+  int k0;               // its first K column within a block
+  int fixed;            // K contiguous: its copies inside by rows; otherwise 1 (its row inside) or 0
+  bool k_fastest;
+  int dst, dst_step;    // shared-memory offsets within a block
+
+  __device__ __forceinline__ BlockLoader(const DmmaOperand& v, int64_t rows, int64_t row0, OperandLayout at) {
+    const int tid = int(threadIdx.x);
+    k_fastest = at.k == 1;
+    const int r = k_fastest ? tid / BK : tid % Rows;
+    k0 = k_fastest ? tid % BK : tid / Rows;
+    const int row_step = k_fastest ? kRowStep : 0, k_step = k_fastest ? 0 : kKStep;
+    const int64_t rows_left = rows - row0 - r;  // rows from its first to the operand's end
+    const int rows_in = int(rows_left <= 0 ? 0 : rows_left >= int64_t(kPerThread) * kRowStep ? kPerThread * kRowStep : rows_left);
+    fixed = k_fastest ? (rows_in + kRowStep - 1) / kRowStep : int(rows_in > 0);
+    src = rows_left > 0 ? v.base + (row0 + r) * v.row_stride + k0 * v.k_stride : v.base;
+    src_step = row_step * v.row_stride + k_step * v.k_stride;
+    block_step = BK * v.k_stride;
+    dst = r * at.row + k0 * at.k, dst_step = row_step * at.row + k_step * at.k;
+  }
+
+  // K block kb of an operand with k columns into `block`, zeros outside.
+  __device__ __forceinline__ void load(double* block, int64_t k, int32_t kb) const {
+    const int64_t k_left = k - int64_t(kb) * BK - k0;  // K columns from its first in this block on
+    const int k_in = int(k_left <= 0 ? 0 : k_left >= BK ? BK : k_left);
+    const int limit = k_fastest ? (k_in > 0 ? fixed : 0) : fixed * ((k_in + kKStep - 1) / kKStep);
+    const double* s = src + int64_t(kb) * block_step;
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
       const bool in = u < limit;
-      cp_async_8(d + u * kRowStep * (BK + 4), in ? s + u * kRowStep * c.row_stride : c.base, in);
-    }
-  } else {
-    const int r = tid % Rows, k0 = tid / Rows;
-    const int64_t k_left = k - block_k - k0;
-    const int limit = r >= c.rows || k_left <= 0 ? 0 : int(min(int64_t(kPerThread), (k_left + kKStep - 1) / kKStep));
-    const double* s = c.base + r * c.row_stride + (block_k + k0) * c.k_stride;
-    double* d = block + r + k0 * (Rows + 4);
-#pragma unroll
-    for (int u = 0; u < kPerThread; ++u) {
-      const bool in = u < limit;
-      cp_async_8(d + u * kKStep * (Rows + 4), in ? s + u * kKStep * c.k_stride : c.base, in);
+      cp_async_8(block + dst + u * dst_step, in ? s + u * src_step : src, in);
     }
   }
-}
+};
 
 // d += a·b for one 16 x 8 x 8 step (DMMA.16x8x8): with g = lane / 4 and t = lane % 4, a[i] is A(g + 8·(i % 2), t + 4·(i / 2)),
 // b[i] is B(t + 4·i, g) and d[i] is D(g + 8·(i / 2), 2t + i % 2) (CuTe's
@@ -234,23 +227,22 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
     const int32_t blocks = Rank2K ? 2 * kblocks : kblocks;
     auto a_block = [&](int s) { return smem + s * Cfg::StageElems; };
     auto b_block = [&](int s) { return smem + s * Cfg::StageElems + Cfg::ABlockElems; };
-    // The copies of the A slot (a's rows; b's in Rank2K's second pass) and the B slot (b's; a's),
-    // by pass. (Every thread is past the previous tile's last reads of them: its closing barrier.)
-    OperandCopy* copies = reinterpret_cast<OperandCopy*>(reinterpret_cast<char*>(smem) + Cfg::CopiesAt);
-    if (threadIdx.x == 0) {
-      copies[0] = operand_copy(a, q.m, row0, Cfg::BM);
-      copies[1] = operand_copy(b, q.n, col0, Cfg::BN);
-      if constexpr (Rank2K) {
-        copies[2] = operand_copy(b, q.n, row0, Cfg::BM);
-        copies[3] = operand_copy(a, q.n, col0, Cfg::BN);
+    // The blocks' layouts: the A slot holds a's rows (b's in Rank2K's second pass), the B slot b's.
+    const OperandLayout a_at = operand_layout<Cfg::BM>(a), b_at = operand_layout<Cfg::BN>(b);
+    const OperandLayout a_at2 = operand_layout<Cfg::BM>(b), b_at2 = operand_layout<Cfg::BN>(a);
+    BlockLoader<Cfg, Cfg::BM> a_loader(a, q.m, row0, a_at);
+    BlockLoader<Cfg, Cfg::BN> b_loader(b, q.n, col0, b_at);
+    auto load = [&](int32_t kb) {  // (in increasing kb)
+      int32_t pass_kb = kb;
+      if (Rank2K && kb >= kblocks) {
+        if (kb == kblocks) {  // the second pass: the roles swapped
+          a_loader = BlockLoader<Cfg, Cfg::BM>(b, q.n, row0, a_at2);
+          b_loader = BlockLoader<Cfg, Cfg::BN>(a, q.n, col0, b_at2);
+        }
+        pass_kb = kb - kblocks;
       }
-    }
-    __syncthreads();
-    auto load = [&](int32_t kb) {
-      const bool second = Rank2K && kb >= kblocks;
-      const int32_t pass_kb = second ? kb - kblocks : kb;
-      load_block<Cfg, Cfg::BM>(a_block(kb % Cfg::Stages), copies + (second ? 2 : 0), q.k, pass_kb);
-      load_block<Cfg, Cfg::BN>(b_block(kb % Cfg::Stages), copies + (second ? 3 : 1), q.k, pass_kb);
+      a_loader.load(a_block(kb % Cfg::Stages), q.k, pass_kb);
+      b_loader.load(b_block(kb % Cfg::Stages), q.k, pass_kb);
     };
 
     // One half of a K block's fragments (K columns 8·half + 0..7) for the warp's DMMA.16x8x8s.
@@ -261,8 +253,7 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
       const double* as = a_block(kb % Cfg::Stages);
       const double* bs = b_block(kb % Cfg::Stages);
       const bool second = Rank2K && kb >= kblocks;
-      const OperandLayout as_at = operand_layout<Cfg::BM>(copies[second ? 2 : 0].k_stride == 1);
-      const OperandLayout bs_at = operand_layout<Cfg::BN>(copies[second ? 3 : 1].k_stride == 1);
+      const OperandLayout as_at = second ? a_at2 : a_at, bs_at = second ? b_at2 : b_at;
       const int kc = 8 * half + t;
 #pragma unroll
       for (int j = 0; j < kColSteps; ++j)
