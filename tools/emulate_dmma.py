@@ -1,15 +1,17 @@
 """A CPU emulation of one tile of the fp64 DMMA kernel (csrc/kernels/dmma_grouped.cuh), written from
-its index formulas line by line: each thread's copies (BlockLoader: first element, steps, zero fill,
-shared-memory offsets in either orientation), the fragment reads of mma.m16n8k8.f64, two per K block (CuTe's
-SM90_16x8x8_F64F64F64F64_TN layouts), the accumulation and the stores; for syr2k (the Rank2K
-kernel) both passes with the roles swapped, alpha, beta·c from the `uplo` triangle and the mirror
-stores of the triangle walk. It checks, for operands of
-every layout and for tiles at and past the edges, that every shared-memory element of a block is
-written exactly once, that no fragment read lands outside the block, and that the tile equals the
-float64 product. Then grouped_mm's four forms as the host code describes them (cuda/dmma_cuda.cpp's
-operand views, resolve_group's ranges and origins, problem_operands' offsets), each problem read
-through those views from the tensors' storage, against the reference. Both tile shapes. A check of index math before a GPU run (it found session 20's K-offset bug);
-it proves the formulas consistent, not the CUDA code that carries them.
+its index formulas line by line: each thread's copies (BlockLoader: first element, steps, zero
+fill, shared-memory offsets in either orientation), the fragment reads of mma.m16n8k8.f64, two per
+K block (CuTe's SM90_16x8x8_F64F64F64F64_TN layouts), the accumulation and the stores; for syr2k
+(the Rank2K kernel) both passes with the roles swapped, alpha, beta·c from the `uplo` triangle and
+the mirror stores of the triangle walk. It checks, for operands of every layout and for tiles at
+and past the edges, that every shared-memory element of a block is written exactly once, that no
+fragment read lands outside the block, and that the tile equals the float64 product. Then
+grouped_mm's four forms as the host code describes them (cuda/dmma_cuda.cpp's operand views,
+resolve_group's ranges and origins, problem_operands' offsets), each problem read through those
+views from the tensors' storage, against the reference. Two tile shapes: the kernel's and a
+non-square one, which the loaders and the triangle walk allow too. A check of index math before a
+GPU run (it found session 20's K-offset bug); it proves the formulas consistent, not the CUDA code
+that carries them.
     python tools/emulate_dmma.py"""
 import itertools
 import os
