@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <numeric>
-#include <string>
 #include <type_traits>
 #include <utility>
 
+#include "../common/kernel_switch.h"
 #include "../kernels/dmma_launch.h"
 #include "../sched/group_order.h"
 #include "list_outputs.h"
@@ -99,15 +98,7 @@ std::vector<int32_t> visiting_order(const std::vector<int64_t>& ks, bool sort_by
 
 namespace {
 
-enum class Fp64Kernels { Measured, Never, Always };
-
-Fp64Kernels fp64_kernels_setting() {
-  const char* v = std::getenv("TORCH_GROUPED_FP64_KERNELS");
-  const std::string setting = v == nullptr ? "" : v;
-  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
-                    "TORCH_GROUPED_FP64_KERNELS must be 0 or 1; got '", setting, "'");
-  return setting.empty() ? Fp64Kernels::Measured : (setting == "1" ? Fp64Kernels::Always : Fp64Kernels::Never);
-}
+KernelSwitch fp64_kernels_setting() { return kernel_switch("TORCH_GROUPED_FP64_KERNELS"); }
 
 }  // namespace
 
@@ -119,9 +110,9 @@ Fp64Kernels fp64_kernels_setting() {
 // 000's four problems, 1.0 GFLOP each: 0.72x).
 bool fp64_list_on_kernel(int64_t problems, double flops) {
   switch (fp64_kernels_setting()) {
-    case Fp64Kernels::Never: return false;
-    case Fp64Kernels::Always: return true;
-    case Fp64Kernels::Measured: break;
+    case KernelSwitch::Never: return false;
+    case KernelSwitch::Always: return true;
+    case KernelSwitch::Measured: break;
   }
   return flops < 1e9 * static_cast<double>(problems);
 }
@@ -130,7 +121,7 @@ bool fp64_list_on_kernel(int64_t problems, double flops) {
 // synchronisation, no CUDA graph capture): the kernel unless told otherwise, as for fp32. Measured
 // (H100, session 21, against that loop): 64 experts of 128 x 1024 x 1024 1.92x; 32 of
 // 256 x 4096 x 2048 0.76x.
-bool fp64_grouped_mm_on_kernel() { return fp64_kernels_setting() != Fp64Kernels::Never; }
+bool fp64_grouped_mm_on_kernel() { return fp64_kernels_setting() != KernelSwitch::Never; }
 
 std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,
                                       GemmSchedule mode, bool sort_by_k, int panel) {

@@ -11,9 +11,8 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 
+#include "../common/kernel_switch.h"
 #include "../kernels/dependent_launch.cuh"
 #include "job_batches.cuh"
 #include "tf32_operands.h"
@@ -159,15 +158,7 @@ Tf32Mode tf32_mode() { return at::globalContext().allowTF32CuBLAS() ? Tf32Mode::
 
 namespace {
 
-enum class Fp32Kernels { Measured, Never, Always };
-
-Fp32Kernels fp32_kernels_setting() {
-  const char* v = std::getenv("TORCH_GROUPED_FP32_KERNELS");
-  const std::string setting = v == nullptr ? "" : v;
-  TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
-                    "TORCH_GROUPED_FP32_KERNELS must be 0 or 1; got '", setting, "'");
-  return setting.empty() ? Fp32Kernels::Measured : (setting == "1" ? Fp32Kernels::Always : Fp32Kernels::Never);
-}
+KernelSwitch fp32_kernels_setting() { return kernel_switch("TORCH_GROUPED_FP32_KERNELS"); }
 
 }  // namespace
 
@@ -179,9 +170,9 @@ Fp32Kernels fp32_kernels_setting() {
 // 128 x 128 x 65536: 0.43x).
 bool fp32_streamk_on_kernel(int64_t m, int64_t n) {
   switch (fp32_kernels_setting()) {
-    case Fp32Kernels::Never: return false;
-    case Fp32Kernels::Always: return true;
-    case Fp32Kernels::Measured: break;
+    case KernelSwitch::Never: return false;
+    case KernelSwitch::Always: return true;
+    case KernelSwitch::Measured: break;
   }
   return tf32_mode() == Tf32Mode::Split && 2 * m * n >= 1024 * (m + n);
 }
@@ -193,9 +184,9 @@ bool fp32_streamk_on_kernel(int64_t m, int64_t n) {
 // few GFLOP per group.
 bool fp32_gemm_on_kernel(int64_t groups, double flops) {
   switch (fp32_kernels_setting()) {
-    case Fp32Kernels::Never: return false;
-    case Fp32Kernels::Always: return true;
-    case Fp32Kernels::Measured: break;
+    case KernelSwitch::Never: return false;
+    case KernelSwitch::Always: return true;
+    case KernelSwitch::Measured: break;
   }
   return tf32_mode() == Tf32Mode::Split || flops < 4e9 * static_cast<double>(groups);
 }
@@ -206,7 +197,7 @@ bool fp32_gemm_on_kernel(int64_t groups, double flops) {
 // 32 experts of 256 x 4096 x 2048 and 1.85-2.11x on 64 of 128 x 1024 x 1024; one TF32 pass
 // 1.28x and 8.5-10.4x. N-major weights (copied transposed per call) lose on the big experts
 // (0.92x, 0.65x in one TF32 pass) and still win on the small ones (1.68x, 3.18x).
-bool fp32_grouped_mm_on_kernel() { return fp32_kernels_setting() != Fp32Kernels::Never; }
+bool fp32_grouped_mm_on_kernel() { return fp32_kernels_setting() != KernelSwitch::Never; }
 
 int Tf32Operands::add(const at::Tensor& t) {
   TORCH_INTERNAL_ASSERT((t.dim() == 2 || t.dim() == 3) && t.scalar_type() == at::kFloat);
