@@ -10,4 +10,9 @@ enum class KernelSwitch { Measured, Never, Always };
 
 KernelSwitch kernel_switch(const char* variable);
 
+// Whether a call takes our kernel: as the switch says, or as the op's measured `rule` says.
+inline bool on_our_kernel(KernelSwitch s, bool rule) {
+  return s == KernelSwitch::Always || (s == KernelSwitch::Measured && rule);
+}
+
 }  // namespace torch_grouped

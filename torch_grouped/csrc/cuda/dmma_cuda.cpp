@@ -94,10 +94,6 @@ std::vector<int32_t> visiting_order(const std::vector<int64_t>& ks, bool sort_by
   return order;
 }
 
-}  // namespace
-
-namespace {
-
 KernelSwitch fp64_kernels_setting() { return kernel_switch("TORCH_GROUPED_FP64_KERNELS"); }
 
 }  // namespace
@@ -105,22 +101,17 @@ KernelSwitch fp64_kernels_setting() { return kernel_switch("TORCH_GROUPED_FP64_K
 // Measured on the H100 (benchmarks/NOTES.md, session 21): the kernel runs ~38 TFLOP/s on big
 // problems, cuBLAS's dgemm ~55 and dsyr2k ~49 (4 x 4096³: 0.68x; syr2k n4096: 0.76x, n1024
 // 0.68x), but a loop of cuBLAS pays a launch or two per problem: the kernel wins on lists of
-// small problems (64 x 128 x 1024 x 1024: 1.54x the loop of dgemm; 48 syr2k problems of n, k up
+// small problems (64 x 128 x 1024 x 1024: 1.5-2.2x the loop of dgemm; 48 syr2k problems of n, k up
 // to 1024, ~0.5 GFLOP each: 1.69x the loop of dsyr2k) and loses from ~1 GFLOP a problem (seed
 // 000's four problems, 1.0 GFLOP each: 0.72x).
 bool fp64_list_on_kernel(int64_t problems, double flops) {
-  switch (fp64_kernels_setting()) {
-    case KernelSwitch::Never: return false;
-    case KernelSwitch::Always: return true;
-    case KernelSwitch::Measured: break;
-  }
-  return flops < 1e9 * static_cast<double>(problems);
+  return on_our_kernel(fp64_kernels_setting(), flops < 1e9 * static_cast<double>(problems));
 }
 
 // grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a
 // synchronisation, no CUDA graph capture): the kernel unless told otherwise, as for fp32. Measured
-// (H100, session 21, against that loop): 64 experts of 128 x 1024 x 1024 1.92x; 32 of
-// 256 x 4096 x 2048 0.76x.
+// (H100, session 21, against that loop): 64 experts of 128 x 1024 x 1024 1.9-2.0x; 32 of
+// 256 x 4096 x 2048 0.75x.
 bool fp64_grouped_mm_on_kernel() { return fp64_kernels_setting() != KernelSwitch::Never; }
 
 std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,

@@ -169,12 +169,8 @@ KernelSwitch fp32_kernels_setting() { return kernel_switch("TORCH_GROUPED_FP32_K
 // ~1000 (1000 x 3000 x 5000: 1.24x, 1408² x 8192: 1.37x; 512 x 1024 x 32768: 0.74x,
 // 128 x 128 x 65536: 0.43x).
 bool fp32_streamk_on_kernel(int64_t m, int64_t n) {
-  switch (fp32_kernels_setting()) {
-    case KernelSwitch::Never: return false;
-    case KernelSwitch::Always: return true;
-    case KernelSwitch::Measured: break;
-  }
-  return tf32_mode() == Tf32Mode::Split && 2 * m * n >= 1024 * (m + n);
+  const bool rule = tf32_mode() == Tf32Mode::Split && 2 * m * n >= 1024 * (m + n);
+  return on_our_kernel(fp32_kernels_setting(), rule);
 }
 
 // gemm's peer is a loop of cuBLAS calls, a launch each: 3xTF32 on the grouped kernel beat the loop
@@ -183,12 +179,8 @@ bool fp32_streamk_on_kernel(int64_t m, int64_t n) {
 // (4 x 4096³: 0.79x): cuBLAS's TF32 rate is ~1.5x ours, which a launch (~5 µs) outweighs below a
 // few GFLOP per group.
 bool fp32_gemm_on_kernel(int64_t groups, double flops) {
-  switch (fp32_kernels_setting()) {
-    case KernelSwitch::Never: return false;
-    case KernelSwitch::Always: return true;
-    case KernelSwitch::Measured: break;
-  }
-  return tf32_mode() == Tf32Mode::Split || flops < 4e9 * static_cast<double>(groups);
+  const bool rule = tf32_mode() == Tf32Mode::Split || flops < 4e9 * static_cast<double>(groups);
+  return on_our_kernel(fp32_kernels_setting(), rule);
 }
 
 // grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a
