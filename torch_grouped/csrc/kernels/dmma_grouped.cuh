@@ -1,4 +1,4 @@
-// Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k16.f64, sm_90):
+// Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k8.f64, sm_90):
 // grouped GEMM for gemm's list API and every form of grouped_mm (seed 000's grouped problem
 // visitor), and Rank2K for syr2k (its triangle walk), both through tile_walker.cuh as the WGMMA
 // kernels walk; 64 x 64 tiles, a CTA of four warps (2 x 2, each 32 x 32 of the tile), two CTAs an
@@ -133,17 +133,16 @@ struct BlockLoader {
   }
 };
 
-// d += a·b for one 16 x 8 x 16 step (DMMA.16x8x16, one K block; Hopper has the 8 x 8 x 4 and
-// 16 x 8 x 8 forms too): with g = lane / 4 and t = lane % 4, a[i] is A(g + 8·(i % 2), t + 4·(i / 2)),
+// d += a·b for one 16 x 8 x 8 step (DMMA.16x8x8): with g = lane / 4 and t = lane % 4, a[i] is A(g + 8·(i % 2), t + 4·(i / 2)),
 // b[i] is B(t + 4·i, g) and d[i] is D(g + 8·(i / 2), 2t + i % 2) (CuTe's
-// SM90_16x8x16_F64F64F64F64_TN layouts). Measured against two DMMA.16x8x8 a block (ncu, session 21:
-// the warps' top stall is the math pipe's throttle, so half the DMMA instructions for the same work).
-__device__ __forceinline__ void dmma_16x8x16(double (&d)[4], const double (&a)[8], const double (&b)[4]) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
-      "{%12, %13, %14, %15}, {%0, %1, %2, %3};"
+// SM90_16x8x8_F64F64F64F64_TN layouts). Two per K block of 16 (K columns 0-7, then 8-15) rather
+// than one 16 x 8 x 16, so that the second half's fragment reads can overlap the first half's
+// DMMAs (cuBLAS's H100 dgemm kernel names its instruction tensor16x8x8 too; ncu, session 21).
+__device__ __forceinline__ void dmma_16x8x8(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
       : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]),
-        "d"(b[2]), "d"(b[3]));
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 }
 
 // Group g's operands as rows x K from their origin (the problem's row 0, column 0, K index 0).
@@ -246,63 +245,62 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
       b_loader.load(b_block(kb % Cfg::Stages), q.k, pass_kb);
     };
 
-    // A K block's fragments for the warp's DMMA.16x8x16s.
+    // One half of a K block's fragments (K columns 8·half + 0..7) for the warp's DMMA.16x8x8s.
     struct Fragments {
-      double a[kRowSteps][8], b[kColSteps][4];
+      double a[kRowSteps][4], b[kColSteps][2];
     };
-    auto read = [&](Fragments& f, int32_t kb) {
+    auto read = [&](Fragments& f, int32_t kb, int half) {
       const double* as = a_block(kb % Cfg::Stages);
       const double* bs = b_block(kb % Cfg::Stages);
       const bool second = Rank2K && kb >= kblocks;
       const OperandLayout as_at = second ? a_at2 : a_at, bs_at = second ? b_at2 : b_at;
+      const int kc = 8 * half + t;
 #pragma unroll
       for (int j = 0; j < kColSteps; ++j)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) f.b[j][v] = bs[(warp_col + 8 * j + g) * bs_at.row + (t + 4 * v) * bs_at.k];
+        for (int v = 0; v < 2; ++v) f.b[j][v] = bs[(warp_col + 8 * j + g) * bs_at.row + (kc + 4 * v) * bs_at.k];
 #pragma unroll
       for (int i = 0; i < kRowSteps; ++i)
 #pragma unroll
-        for (int v = 0; v < 8; ++v) f.a[i][v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (t + 4 * (v / 2)) * as_at.k];
+        for (int v = 0; v < 4; ++v) f.a[i][v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (kc + 4 * (v / 2)) * as_at.k];
     };
     double acc[kRowSteps][kColSteps][4] = {};
     auto multiply = [&](const Fragments& f) {
 #pragma unroll
       for (int i = 0; i < kRowSteps; ++i)
 #pragma unroll
-        for (int j = 0; j < kColSteps; ++j) dmma_16x8x16(acc[i][j], f.a[i], f.b[j]);
+        for (int j = 0; j < kColSteps; ++j) dmma_16x8x8(acc[i][j], f.a[i], f.b[j]);
     };
 
-    // The pipeline (CUTLASS's multistage mainloop): Stages - 1 blocks in flight ahead; a block's
-    // fragments in one of two register sets, so that the DMMAs of block kb run while the warp
-    // passes the barrier and reads block kb + 1's fragments into the other set. Every load point
-    // commits one group (empty past the last block): committed groups are Stages - 1 + kb at block
-    // kb's barrier, so waiting for all but the newest Stages - 3 means block kb + 1 has landed;
-    // Stages - 2 blocks stay in flight behind it.
+    // The pipeline (CUTLASS's multistage mainloop): Stages - 1 blocks in flight ahead; fragments
+    // in two register sets, so that the DMMAs of one half run while the next half's reads are on
+    // their way, across the barrier too: the wait for block kb + 1 sits between block kb's halves
+    // (its second half's fragments already in registers), not before a block's first reads.
+    // Every load point commits one group (empty past the last block): committed groups are
+    // Stages - 1 + kb at block kb's second half, so waiting for all but the newest Stages - 3
+    // means block kb + 1 has landed; Stages - 2 blocks stay in flight behind it.
     static_assert(Cfg::Stages >= 3, "a block in flight while one is read");
-    static_assert(Cfg::BK == 16, "one DMMA.16x8x16 step per K block");
+    static_assert(Cfg::BK == 16, "two DMMA.16x8x8 steps per K block");
 #pragma unroll
     for (int s = 0; s < Cfg::Stages - 1; ++s) {
       if (s < blocks) load(s);
       cp_async_commit();
     }
-    // Block kb from `current`; block kb + 1 into `next`.
-    auto block_step = [&](const Fragments& current, Fragments& next, int32_t kb) {
-      multiply(current);
-      cp_async_wait<Cfg::Stages - 3>();
-      __syncthreads();  // block kb + 1 is visible; every warp has read block kb - 1's stage (and kb's)
-      if (kb + Cfg::Stages - 1 < blocks) load(kb + Cfg::Stages - 1);  // into block kb - 1's stage
-      cp_async_commit();
-      if (kb + 1 < blocks) read(next, kb + 1);
-    };
     Fragments f0, f1;
     if (blocks > 0) {
       cp_async_wait<Cfg::Stages - 2>();
       __syncthreads();  // block 0 is visible to all
-      read(f0, 0);
+      read(f0, 0, 0);
     }
-    for (int32_t kb = 0; kb < blocks; kb += 2) {  // (two blocks an iteration: the sets swap roles)
-      block_step(f0, f1, kb);
-      if (kb + 1 < blocks) block_step(f1, f0, kb + 1);
+    for (int32_t kb = 0; kb < blocks; ++kb) {
+      read(f1, kb, 1);
+      multiply(f0);
+      cp_async_wait<Cfg::Stages - 3>();
+      __syncthreads();  // block kb + 1 is visible; every warp has read block kb - 1's stage (and kb's)
+      if (kb + Cfg::Stages - 1 < blocks) load(kb + Cfg::Stages - 1);  // into block kb - 1's stage
+      cp_async_commit();
+      if (kb + 1 < blocks) read(f0, kb + 1, 0);
+      multiply(f1);
     }
     cp_async_wait<0>();
     __syncthreads();  // the next tile's loads refill the stages
