@@ -111,7 +111,8 @@ struct BlockLoader {
     k0 = k_fastest ? tid % BK : tid / Rows;
     const int row_step = k_fastest ? kRowStep : 0, k_step = k_fastest ? 0 : kKStep;
     const int64_t rows_left = rows - row0 - r;  // rows from its first to the operand's end
-    const int rows_in = int(rows_left <= 0 ? 0 : rows_left >= int64_t(kPerThread) * kRowStep ? kPerThread * kRowStep : rows_left);
+    const int64_t span = int64_t(kPerThread) * kRowStep;  // rows its copies can reach
+    const int rows_in = int(rows_left <= 0 ? 0 : rows_left >= span ? span : rows_left);
     fixed = k_fastest ? (rows_in + kRowStep - 1) / kRowStep : int(rows_in > 0);
     src = rows_left > 0 ? v.base + (row0 + r) * v.row_stride + k0 * v.k_stride : v.base;
     src_step = row_step * v.row_stride + k_step * v.k_stride;
@@ -133,9 +134,9 @@ struct BlockLoader {
   }
 };
 
-// d += a·b for one 16 x 8 x 8 step (DMMA.16x8x8): with g = lane / 4 and t = lane % 4, a[i] is A(g + 8·(i % 2), t + 4·(i / 2)),
-// b[i] is B(t + 4·i, g) and d[i] is D(g + 8·(i / 2), 2t + i % 2) (CuTe's
-// SM90_16x8x8_F64F64F64F64_TN layouts). Two per K block of 16 (K columns 0-7, then 8-15) rather
+// d += a·b for one 16 x 8 x 8 step (DMMA.16x8x8): with g = lane / 4 and t = lane % 4, a[i] is
+// A(g + 8·(i % 2), t + 4·(i / 2)), b[i] is B(t + 4·i, g) and d[i] is D(g + 8·(i / 2), 2t + i % 2)
+// (CuTe's SM90_16x8x8_F64F64F64F64_TN layouts). Two per K block of 16 (K columns 0-7, then 8-15) rather
 // than one 16 x 8 x 16, so that the second half's fragment reads can overlap the first half's
 // DMMAs (cuBLAS's H100 dgemm kernel names its instruction tensor16x8x8 too; ncu, session 21).
 __device__ __forceinline__ void dmma_16x8x8(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
@@ -262,7 +263,8 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
 #pragma unroll
       for (int i = 0; i < kRowSteps; ++i)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) f.a[i][v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (kc + 4 * (v / 2)) * as_at.k];
+        for (int v = 0; v < 4; ++v)
+          f.a[i][v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (kc + 4 * (v / 2)) * as_at.k];
     };
     double acc[kRowSteps][kColSteps][4] = {};
     auto multiply = [&](const Fragments& f) {
