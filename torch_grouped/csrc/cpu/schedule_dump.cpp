@@ -77,18 +77,12 @@ at::Tensor dump_grouped(const std::vector<int64_t>& m, const std::vector<int64_t
   return rows_to_tensor(rows, 6);
 }
 
-std::vector<int32_t> identity_order(size_t count) {
-  std::vector<int32_t> order(count);
-  for (size_t i = 0; i < count; ++i) order[i] = static_cast<int32_t>(i);
-  return order;
-}
-
 at::Tensor schedule_grouped(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRef k, int64_t tile_m,
                             int64_t tile_n, int64_t grid, const std::string& mode, bool sort_by_k,
                             int64_t panel, int64_t cluster_m) {
   TORCH_CHECK_VALUE(m.size() == n.size() && n.size() == k.size(), "schedule: m, n, k differ in length");
   const std::vector<int64_t> mv(m.begin(), m.end()), nv(n.begin(), n.end()), kv(k.begin(), k.end());
-  const auto order = sort_by_k ? sched::order_by_k_descending(kv) : identity_order(kv.size());
+  const auto order = sched::visiting_order(kv, sort_by_k);
   TORCH_CHECK_VALUE(panel >= 0, "schedule: panel must be >= 0, got ", panel);
   TORCH_CHECK_VALUE(cluster_m >= 1, "schedule: cluster_m must be >= 1, got ", cluster_m);
   const sched::GemmTiles tiles{{static_cast<int32_t>(tile_m * cluster_m), static_cast<int32_t>(tile_n)},
@@ -106,7 +100,7 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
   const sched::SymmetricTiles tiles{
       {{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)}, uplo == "L" ? sched::Uplo::Lower : sched::Uplo::Upper},
       all_tiles};
-  return dump_grouped(nv, nv, identity_order(nv.size()), tiles, grid, "device");
+  return dump_grouped(nv, nv, sched::identity_order(nv.size()), tiles, grid, "device");
 }
 
 // Rows: (cta, tile, k_begin, k_end, starts the tile (k_begin = 0), workspace slot (-1: a whole

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <numeric>
 #include <type_traits>
 #include <utility>
 
@@ -86,14 +85,6 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, Tiles tiles,
   }
 }
 
-// Problem indices in visiting order: by K, descending (seed 000's sorting), or as given.
-std::vector<int32_t> visiting_order(const std::vector<int64_t>& ks, bool sort_by_k) {
-  if (sort_by_k) return sched::order_by_k_descending(ks);
-  std::vector<int32_t> order(ks.size());
-  std::iota(order.begin(), order.end(), 0);
-  return order;
-}
-
 KernelSwitch fp64_kernels_setting() { return kernel_switch("TORCH_GROUPED_FP64_KERNELS"); }
 
 }  // namespace
@@ -132,7 +123,7 @@ std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const 
   if (active.empty()) return out;
   std::vector<DmmaListProblem> problems;
   problems.reserve(active.size());
-  for (const int32_t j : visiting_order(ks, sort_by_k)) {
+  for (const int32_t j : sched::visiting_order(ks, sort_by_k)) {
     const int32_t i = active[j];
     problems.push_back({kernels::ListGroup{shapes[i].m, shapes[i].n, shapes[i].k, out[i].data_ptr(), out[i].stride(0),
                                            nullptr, 0, nullptr, 0, nullptr, 0},
@@ -168,7 +159,7 @@ std::vector<at::Tensor> syr2k_f64_cuda(at::TensorList a, at::TensorList b, at::T
   if (problems.empty()) return out;
   std::vector<DmmaListProblem> by_k;
   by_k.reserve(problems.size());
-  for (const int32_t j : visiting_order(ks, /*sort_by_k=*/true)) by_k.push_back(problems[j]);
+  for (const int32_t j : sched::order_by_k_descending(ks)) by_k.push_back(problems[j]);
   DmmaArgs p{};
   p.alpha = alpha, p.beta = beta;
   const sched::SymmetricTiles tiles{sched::Rank2KTiles{kTile, uplo}, all_tiles};

@@ -1,8 +1,8 @@
 // CUDA paths of gemm (list API) and grouped_mm (offsets API) through the persistent grouped GEMM
-// kernel (kernels/grouped_gemm_sm90.cuh), fp64 through the DMMA kernel (dmma_cuda.h, opt-in). What
-// the kernels do not cover (other GPUs, fp64 unless opted in, fp32 where cuBLAS is faster and fp32
-// K-grouped grouped_mm (tf32_operands.h), operands TMA cannot address) takes the portable path:
-// correct, slower.
+// kernel (kernels/grouped_gemm_sm90.cuh), fp64 through the DMMA kernel where measured faster
+// (dmma_cuda.h). What the kernels do not cover (other GPUs, fp64 lists of big problems, fp32 where
+// cuBLAS is faster and fp32 K-grouped grouped_mm (tf32_operands.h), operands TMA cannot address)
+// takes the portable path: correct, slower.
 #include "grouped_gemm_cuda.h"
 
 #include <ATen/ATen.h>
@@ -292,9 +292,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   // One kernel serves one B layout: the minority gets a copy in the majority's layout (TF32: every
   // B is staged K-major).
   const bool k_major = tf32 || k_major_votes > 0;
-  std::vector<int32_t> order(active.size());
-  for (size_t j = 0; j < order.size(); ++j) order[j] = static_cast<int32_t>(j);
-  if (sort_by_k) order = sched::order_by_k_descending(ks);
+  const std::vector<int32_t> order = sched::visiting_order(ks, sort_by_k);
 
   const int sms = multiprocessor_count(a[0].get_device());
   std::vector<int64_t> ms(order.size()), ns(order.size()), ks_visited(order.size());

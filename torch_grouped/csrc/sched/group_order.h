@@ -17,4 +17,16 @@ inline std::vector<int32_t> order_by_k_descending(const std::vector<int64_t>& k)
   return order;
 }
 
+// The groups in the order given.
+inline std::vector<int32_t> identity_order(size_t count) {
+  std::vector<int32_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  return order;
+}
+
+// The list API's visiting order: by K, descending (sort_by_k), or as given.
+inline std::vector<int32_t> visiting_order(const std::vector<int64_t>& k, bool sort_by_k) {
+  return sort_by_k ? order_by_k_descending(k) : identity_order(k.size());
+}
+
 }  // namespace torch_grouped::sched
