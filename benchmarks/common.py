@@ -41,8 +41,8 @@ def with_env(settings, fn):
     return run
 
 
-# The switches that put fp32 and fp64 calls on our kernels whatever the measured rules (fp32) or
-# the opt-in (fp64) say, for the rows that measure those kernels.
+# The switches that put fp32 and fp64 calls on our kernels whatever their measured rules say, for
+# the rows that measure those kernels.
 KERNEL_SWITCHES = {torch.float32: {"TORCH_GROUPED_FP32_KERNELS": "1"}, torch.float64: {"TORCH_GROUPED_FP64_KERNELS": "1"}}
 
 

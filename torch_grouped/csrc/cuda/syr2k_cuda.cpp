@@ -1,9 +1,9 @@
 // CUDA path of syr2k: bf16/fp16/fp32 groups on Hopper run in the persistent Rank2K kernel, which
 // walks only the `uplo` triangle's tiles (sched::Rank2KTiles) and writes every tile with its mirror;
 // fp32 through TF32 WGMMA, fp32-accurate by default (3xTF32, cuda/tf32_operands.h). fp64 groups
-// run the DMMA Rank2K kernel where opted in (cuda/dmma_cuda.h); otherwise they (and fp32 off
-// Hopper) take cuBLAS ?syr2k (orders >= 1024) or two matmuls, each with a mirror kernel
-// (cuda/syr2k_blas.h); everything else the portable composite.
+// run the DMMA Rank2K kernel where measured faster (lists of small problems, cuda/dmma_cuda.h);
+// otherwise they (and fp32 off Hopper) take cuBLAS ?syr2k (orders >= 1024) or two matmuls, each
+// with a mirror kernel (cuda/syr2k_blas.h); everything else the portable composite.
 #include <ATen/ATen.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
