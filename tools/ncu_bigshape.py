@@ -32,9 +32,14 @@ def cube():
     return [("ours gemm 8x4096^3", lambda: tg.gemm(a, b)), ("torch.mm 4096^3", lambda: torch.mm(a[0], b[0]))]
 
 
-def wgrad():
-    case = next(c for c in bench_grouped_mm.wgrad_cases("cuda") if c.name.startswith("wgrad_dsv3_32x"))
-    return [("ours wgrad dsv3", case.ours), ("torch._grouped_mm wgrad dsv3", case.peers["torch._grouped_mm"])]
+def wgrad(prefix="wgrad_dsv3_32x", label="dsv3"):
+    case = next(c for c in bench_grouped_mm.wgrad_cases("cuda") if c.name.startswith(prefix))
+    return [(f"ours wgrad {label}", case.ours), (f"torch._grouped_mm wgrad {label}", case.peers["torch._grouped_mm"])]
+
+
+def wgrad_down():
+    # K about 256 per expert and the widest output (7168 columns): the weight gradient furthest behind
+    return wgrad("wgrad_dsv3_down_32x", "dsv3 down")
 
 
 def f64():
@@ -45,7 +50,7 @@ def f64():
     return [("ours gemm fp64 4x4096^3", lambda: tg.gemm(a, b)), ("torch.mm fp64 4096^3", lambda: torch.mm(a[0], b[0]))]
 
 
-CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad, "f64": f64}
+CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad, "wgrad_down": wgrad_down, "f64": f64}
 
 
 def main():
