@@ -108,8 +108,13 @@ struct GroupedGemmConfig {
   static constexpr bool RowCopies = RowCopies_;
   static_assert(!RowCopies || (Mode_ == KernelMode::StreamK && ClusterM_ == 1 && !TmaStore_ && AKMajor_ && BN_ == 128),
                 "row copies: the Stream-K kernel's 128 x 128 tiles, no clusters, stores by the threads");
-  static constexpr int ProducerRegs = RowCopies ? 104 : 40;
-  static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? 216 : 232);
+  // The grouped walk's producer keeps its problem across tiles (TileWalker): with 40 registers
+  // ptxas spilled it inside the producer's K loop (the K-grouped 128 x 256 kernel: 120 bytes; 0 at
+  // 56/224, whose consumers fit too). The other modes keep 40/232 (their consumer epilogues
+  // spill more at 224).
+  static constexpr bool WideProducer = Mode_ == KernelMode::Grouped && CtasPerSm == 1 && !RowCopies;
+  static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
+  static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? 216 : (WideProducer ? 224 : 232));
   // 128-byte swizzle: a K-major row of BK elements is exactly one 128 B line, which is what TMA's
   // SWIZZLE_128B writes and WGMMA's SW128 layouts read. TF32 WGMMA reads both operands K-major only.
   static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
