@@ -109,12 +109,12 @@ struct GroupedGemmConfig {
   static_assert(!RowCopies || (Mode_ == KernelMode::StreamK && ClusterM_ == 1 && !TmaStore_ && AKMajor_ && BN_ == 128),
                 "row copies: the Stream-K kernel's 128 x 128 tiles, no clusters, stores by the threads");
   // The grouped walk's producer keeps its problem across tiles (TileWalker): with 40 registers
-  // ptxas spilled it inside the producer's K loop (the K-grouped 128 x 256 kernel: 120 bytes; 0 at
-  // 56/224, whose consumers fit too). The other modes keep 40/232 (their consumer epilogues
-  // spill more at 224).
-  static constexpr bool WideProducer = Mode_ == KernelMode::Grouped && CtasPerSm == 1 && !RowCopies;
+  // ptxas spilled it inside the producer's K loop (the K-grouped 128 x 256 kernel: 120 bytes, the
+  // 64 x 128 one 112; none at 56, whose consumers fit in 224 or 200). The other modes keep 40
+  // (their consumer epilogues spill more at 224).
+  static constexpr bool WideProducer = Mode_ == KernelMode::Grouped && !RowCopies;
   static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
-  static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? 216 : (WideProducer ? 224 : 232));
+  static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
   // 128-byte swizzle: a K-major row of BK elements is exactly one 128 B line, which is what TMA's
   // SWIZZLE_128B writes and WGMMA's SW128 layouts read. TF32 WGMMA reads both operands K-major only.
   static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
