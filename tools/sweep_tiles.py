@@ -49,6 +49,7 @@ def wgrad():
     chosen 128x256: session 10)."""
     variants = [("128x256c2", {"TORCH_GROUPED_TILE": "128x256c2"})]
     variants += [("c2 panel16", {"TORCH_GROUPED_TILE": "128x256c2", "TORCH_GROUPED_PANEL": "16"})]
+    variants += [("panel16", {"TORCH_GROUPED_PANEL": "16"}), ("panel0", {"TORCH_GROUPED_PANEL": "0"})]
     for case in bench_grouped_mm.wgrad_cases("cuda"):
         sweep(f"wgrad {case.name}", case.ours, variants)
         if "torch._grouped_mm" in case.peers:
