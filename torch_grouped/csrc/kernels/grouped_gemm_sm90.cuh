@@ -110,9 +110,9 @@ struct GroupedGemmConfig {
                 "row copies: the Stream-K kernel's 128 x 128 tiles, no clusters, stores by the threads");
   // The grouped walk's producer keeps its problem across tiles (TileWalker): with 40 registers
   // ptxas spilled it inside the producer's K loop (the K-grouped 128 x 256 kernel: 120 bytes, the
-  // 64 x 128 one 112; none at 56, whose consumers fit in 224 or 200). The other modes keep 40
-  // (their consumer epilogues spill more at 224).
-  static constexpr bool WideProducer = Mode_ == KernelMode::Grouped && !RowCopies;
+  // 64 x 128 one 112; none at 56, whose consumers fit in 224 or 200). The Stream-K walks keep 40,
+  // and so do the 128 x 256 Rank2K tiles, whose consumers' epilogue spills more at 224.
+  static constexpr bool WideProducer = !RowCopies && (Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::Rank2K && BN_ == BM_));
   static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
   static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
   // 128-byte swizzle: a K-major row of BK elements is exactly one 128 B line, which is what TMA's
