@@ -53,6 +53,7 @@ struct DmmaConfig : Shape {
   static constexpr bool Rank2K = Rank2K_;
   using Tiles = std::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr int ClusterM = 1;
+  static constexpr bool RememberGroup = false;  // (tile_walker.cuh: its registers are the fragments')
 };
 
 // Where element (row, k) of an operand block lies in shared memory: row·row + k·k. K contiguous

@@ -108,10 +108,12 @@ struct GroupedGemmConfig {
   static constexpr bool RowCopies = RowCopies_;
   static_assert(!RowCopies || (Mode_ == KernelMode::StreamK && ClusterM_ == 1 && !TmaStore_ && AKMajor_ && BN_ == 128),
                 "row copies: the Stream-K kernel's 128 x 128 tiles, no clusters, stores by the threads");
-  // The grouped walk's producer keeps its problem across tiles (TileWalker): with 40 registers
-  // ptxas spilled it inside the producer's K loop (the K-grouped 128 x 256 kernel: 120 bytes, the
-  // 64 x 128 one 112; none at 56, whose consumers fit in 224 or 200). The Stream-K walks keep 40,
-  // and so do the 128 x 256 Rank2K tiles, whose consumers' epilogue spills more at 224.
+  // The grouped walk keeps the problem of its last group (TileWalker's RememberGroup), and with 40
+  // registers ptxas spilled it inside the producer's K loop (the K-grouped 128 x 256 kernel: 120
+  // bytes, the 64 x 128 one 112; none at 56, whose consumers fit in 224 or 200). Square Rank2K
+  // tiles (64 accumulators a thread) take 56 as well (their producer spilled 56 bytes at 40); the
+  // Stream-K walks and the 128 x 256 Rank2K tiles, whose epilogue spills more at 224, keep 40.
+  static constexpr bool RememberGroup = Mode_ == KernelMode::Grouped;
   static constexpr bool WideProducer = !RowCopies && (Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::Rank2K && BN_ == BM_));
   static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
   static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));

@@ -3,7 +3,9 @@
 // (the warp-parallel device-only search, or the host-precomputed per-CTA list). Shared by the
 // Hopper WGMMA kernels (grouped_gemm_sm90.cuh) and the fp64 DMMA kernel (dmma_grouped.cuh).
 // `Cfg` supplies Tiles (the tile policy: GemmTiles or SymmetricTiles), Rank2K (which of the two
-// args holds them) and ClusterM (CTAs per walker).
+// args holds them), ClusterM (CTAs per walker) and RememberGroup (whether a tile of the group of
+// the last one skips the search and keeps the resolved problem: worth its registers where tiles
+// are short, the grouped WGMMA kernels; the Rank2K and fp64 kernels ran 2-4% slower with it).
 #pragma once
 #include "../sched/warp_visitor.cuh"
 #include "grouped_gemm_args.h"
@@ -23,8 +25,8 @@ struct TileWalker {
   using Tiles = typename Cfg::Tiles;
   const GroupedGemmArgs& p;
   Tiles tiles;
-  sched::WarpGroupedVisitor<Tiles, Sizes> visitor;
-  int32_t resolved = -1;  // the group whose problem the caller's `q` holds (-1: none yet)
+  sched::WarpGroupedVisitor<Tiles, Sizes, Cfg::RememberGroup> visitor;
+  int32_t resolved = -1;  // RememberGroup: the group whose problem the caller's `q` holds (-1: none yet)
 
   __device__ static Tiles tiles_of(const GroupedGemmArgs& args) {
     if constexpr (Cfg::Rank2K) {
@@ -38,9 +40,9 @@ struct TileWalker {
 
   // Tile `step` of this CTA's walker (linear tile w + step * walkers) and its problem. A walker is
   // a CTA, or with clusters a cluster, whose CTAs take their rows of the pair tile it is dealt.
-  // `q` must be the problem of the previous call's answer (the same object, untouched), so that
-  // the next tile of the same group keeps it instead of resolving it again (reads of the offsets
-  // and their arithmetic, between one tile's K loop and the next).
+  // RememberGroup: `q` must be the problem of the previous call's answer (the same object,
+  // untouched), so that the next tile of the same group keeps it instead of resolving it again
+  // (reads of the offsets and their arithmetic, between one tile's K loop and the next).
   __device__ __forceinline__ bool next(int64_t step, sched::TileCoord& tile, GroupProblem& q) {
     const int64_t walker = blockIdx.x / Cfg::ClusterM, walkers = gridDim.x / Cfg::ClusterM;
     const int64_t index = walker + step * walkers;
@@ -49,13 +51,13 @@ struct TileWalker {
       if (step >= p.precomputed_stride) return false;
       const sched::PrecomputedEntry e = p.precomputed[walker * p.precomputed_stride + step];
       if (e.group < 0) return false;  // past this CTA's last tile
-      if (e.group != resolved) q = resolve_group(p, e.group, read), resolved = e.group;
+      if (!Cfg::RememberGroup || e.group != resolved) q = resolve_group(p, e.group, read), resolved = e.group;
       tile = tiles.coord(e.group, q.m, q.n, index - e.group_first_tile);
       return true;
     }
     int64_t m, n;
     if (!visitor.find(index, tile, m, n)) return false;
-    if (tile.group != resolved) q = resolve_group(p, tile.group, read), resolved = tile.group;
+    if (!Cfg::RememberGroup || tile.group != resolved) q = resolve_group(p, tile.group, read), resolved = tile.group;
     return true;
   }
 };

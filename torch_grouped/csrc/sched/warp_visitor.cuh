@@ -6,10 +6,11 @@
 // gives every lane the first tile after its group, and a ballot finds the lane whose group holds
 // the tile. Like the sequential visitor, the window only moves forward because a CTA's tile
 // indices only grow, so a whole walk reads each group's sizes about once per 32 groups passed.
-// The group of the last answer is kept as well: a CTA usually takes several tiles of a group in a
-// row (an MoE weight gradient: ~3 of an expert's 448), and those skip the search (its reads of
-// the sizes, five 64-bit shuffle steps and the ballot: ~16% of the warps' stall samples between
-// the K loops of the DeepSeek-V3 down weight gradient, H100, session 22).
+// With `Remember`, the group of the last answer is kept as well: a CTA often takes several tiles
+// of a group in a row (an MoE weight gradient: ~3 of an expert's 448), and those skip the search
+// (its reads of the sizes, five 64-bit shuffle steps and the ballot: ~16% of the warps' stall
+// samples between the K loops of the DeepSeek-V3 down weight gradient, H100, session 22). It
+// costs registers, which the kernels whose tiles have long K loops keep for other things.
 #pragma once
 #include "grouped_visitor.h"
 
@@ -17,7 +18,7 @@ namespace torch_grouped::sched {
 
 // `Sizes` maps a group index to its (m, n): `TG_HOST_DEVICE void operator()(int32_t g, int64_t&
 // m, int64_t& n) const`, called only for g < count.
-template <class Tiles, class Sizes>
+template <class Tiles, class Sizes, bool Remember = true>
 struct WarpGroupedVisitor {
   Sizes sizes;
   int32_t count;
@@ -29,10 +30,12 @@ struct WarpGroupedVisitor {
 
   // Every lane gets the same answer. Returns false once `index` is past the last tile.
   __device__ __forceinline__ bool find(int64_t index, TileCoord& out, int64_t& m, int64_t& n) {
-    if (index - window_first < found_tiles) {  // the group of the last answer (index never decreases)
-      m = found_m, n = found_n;
-      out = tiles.coord(window, m, n, index - window_first);
-      return true;
+    if constexpr (Remember) {
+      if (index - window_first < found_tiles) {  // the group of the last answer (index never decreases)
+        m = found_m, n = found_n;
+        out = tiles.coord(window, m, n, index - window_first);
+        return true;
+      }
     }
     const int lane = threadIdx.x & 31;
     while (window < count) {
@@ -53,7 +56,7 @@ struct WarpGroupedVisitor {
         const int64_t first = window_first + __shfl_sync(0xffffffffu, inclusive - own, owner);
         m = __shfl_sync(0xffffffffu, gm, owner);
         n = __shfl_sync(0xffffffffu, gn, owner);
-        found_tiles = __shfl_sync(0xffffffffu, own, owner), found_m = m, found_n = n;
+        if constexpr (Remember) found_tiles = __shfl_sync(0xffffffffu, own, owner), found_m = m, found_n = n;
         window += owner;  // the next tile is in this group or a later one
         window_first = first;
         out = tiles.coord(window, m, n, index - first);
@@ -61,7 +64,7 @@ struct WarpGroupedVisitor {
       }
       window += 32;
       window_first += window_tiles;
-      found_tiles = 0;
+      if constexpr (Remember) found_tiles = 0;
     }
     return false;
   }
