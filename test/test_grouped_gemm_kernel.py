@@ -455,8 +455,8 @@ def test_k_grouped_takes_its_kernel():
 @pytest.mark.parametrize("n", [520, 517])
 def test_k_grouped_forced_tile_takes_its_kernel(tile, config, n, monkeypatch):
     """TORCH_GROUPED_TILE=128x256c2 takes the K-grouped kernel in 2 x 1 clusters, 128x128 the
-    narrow one, whatever N's alignment; TORCH_GROUPED_TMA_STORE=1 (a forward-pass knob)
-    changes nothing here: the K-grouped kernels store through the threads."""
+    narrow one, whatever N's alignment; TORCH_GROUPED_TMA_STORE=1 changes nothing for these
+    tiles: the K-grouped TMA-store variant exists for 128 x 256 tiles without clusters only."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
     g = torch.Generator().manual_seed(n)
@@ -467,6 +467,28 @@ def test_k_grouped_forced_tile_takes_its_kernel(tile, config, n, monkeypatch):
     names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs.cuda())))
     check(out[0], reference.grouped_mm(a, b, offs), torch.bfloat16)
     assert matmul_configs(names) == {config}, names
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("n, tma", [(520, True), (517, False)])
+def test_k_grouped_tma_store(dtype, n, tma, monkeypatch):
+    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles: the K-grouped kernel stores through TMA
+    (one [G, M, N] map, batch = group, clipped at M = 300 and N on both sides of a tile) where the
+    output's rows are 16-byte aligned, and through the threads where they are not (N = 517);
+    groups of many K blocks and empty ones, more tiles than some CTAs' one, both output dtypes."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
+    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
+    g = torch.Generator().manual_seed(n + 3)
+    ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
+    offs = torch.tensor(ends, dtype=torch.int32)
+    a, b = k_grouped_operands(ends, 300, n, dtype, True, True, g, tail=3)
+    for out_dtype in (None, torch.float32):
+        poison_next_allocation(len(ends) * 300 * n * 2)
+        out = []
+        names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)))
+        assert matmul_configs(names) == {(1, tma, False)}, names
+        check(out[0], reference.grouped_mm(a, b, offs), dtype)
+        assert torch.all(out[0][0] == 0) and torch.all(out[0][2] == 0) and torch.all(out[0][6] == 0)
 
 
 @pytest.mark.parametrize("tile", ["64x128"])
