@@ -469,26 +469,38 @@ def test_k_grouped_forced_tile_takes_its_kernel(tile, config, n, monkeypatch):
     assert matmul_configs(names) == {config}, names
 
 
-@pytest.mark.parametrize("dtype", HALF)
-@pytest.mark.parametrize("n, tma", [(520, True), (517, False)])
-def test_k_grouped_tma_store(dtype, n, tma, monkeypatch):
-    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles: the K-grouped kernel stores through TMA
-    (one [G, M, N] map, batch = group, clipped at M = 300 and N on both sides of a tile) where the
-    output's rows are 16-byte aligned, and through the threads where they are not (N = 517);
-    groups of many K blocks and empty ones, more tiles than some CTAs' one, both output dtypes."""
+def tma_store_operands(n, dtype, monkeypatch):
+    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles, and weight-gradient operands whose groups
+    have many K blocks or none, M = 300 and N = n cutting tiles on both sides."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
-    g = torch.Generator().manual_seed(n + 3)
     ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
-    offs = torch.tensor(ends, dtype=torch.int32)
-    a, b = k_grouped_operands(ends, 300, n, dtype, True, True, g, tail=3)
+    a, b = k_grouped_operands(ends, 300, n, dtype, True, True, torch.Generator().manual_seed(n + 3), tail=3)
+    return a, b, torch.tensor(ends, dtype=torch.int32)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("n", [520, 517])
+def test_k_grouped_tma_store(dtype, n, monkeypatch):
+    """The K-grouped kernel's TMA-store variant (one [G, M, N] map, batch = group, clipped at the
+    edges) where the output's rows are 16-byte aligned (N = 520), the thread stores where they are
+    not (517): every element written, empty groups zero, both output dtypes."""
+    a, b, offs = tma_store_operands(n, dtype, monkeypatch)
     for out_dtype in (None, torch.float32):
-        poison_next_allocation(len(ends) * 300 * n * 2)
-        out = []
-        names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)))
+        poison_next_allocation(len(offs) * 300 * n * 2)
+        out = tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)
+        check(out, reference.grouped_mm(a, b, offs), dtype)
+        assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
+
+
+@pytest.mark.parametrize("n, tma", [(520, True), (517, False)])
+def test_k_grouped_tma_store_takes_its_kernel(n, tma, monkeypatch):
+    """TORCH_GROUPED_TMA_STORE=1 takes the K-grouped TMA-store kernel for 16-byte aligned output
+    rows, for 2-byte and fp32 outputs, and keeps the thread stores otherwise."""
+    a, b, offs = tma_store_operands(n, torch.bfloat16, monkeypatch)
+    for out_dtype in (None, torch.float32):
+        names = kernels_launched(lambda: tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype))
         assert matmul_configs(names) == {(1, tma, False)}, names
-        check(out[0], reference.grouped_mm(a, b, offs), dtype)
-        assert torch.all(out[0][0] == 0) and torch.all(out[0][2] == 0) and torch.all(out[0][6] == 0)
 
 
 @pytest.mark.parametrize("tile", ["64x128"])
