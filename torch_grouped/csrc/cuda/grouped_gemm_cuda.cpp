@@ -49,8 +49,10 @@ int panel_width(int fallback) {
   return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
 }
 // The K-grouped form (MoE weight gradients), 16: each group a whole matmul over its own slabs, as a
-// list's, whose outputs are wide (7168 x 2048 per expert): 16 against 8 was 2-5% faster on all
-// five 16-bit weight-gradient cases, Mixtral 2980 against 3063 µs (H100, session 22).
+// list's, whose outputs are wide (7168 x 2048 per expert): against 8, 2-5% faster on the five
+// 16-bit weight-gradient cases of more than one K block a tile in one sweep (Mixtral 2980 against
+// 3063 µs), and in a second on four of them (DSv3 up 1441 against 1527; Mixtral 3116 against 3070;
+// H100, session 22).
 constexpr int kListPanel = 8, kOffsetsPanel = 2, kKGroupedPanel = 16;
 
 using sched::TileOption;
