@@ -9,7 +9,10 @@
 #              made of the SANITIZE_AREAS given: layout rank2k streamk grouped),
 #              RACECHECK (the expression for racecheck, default $SANITIZE or else $DEFAULT_RACECHECK, by the same areas),
 #              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1,
-#              SWEEP (sections of tools/sweep_tiles.py to run last, e.g. wgrad; SWEEP_TIMEOUT s, default 200).
+#              SWEEP (sections of tools/sweep_tiles.py to run last, e.g. wgrad; SWEEP_TIMEOUT s, default 200),
+#              AB (an A/B of this build against AB_BASE, default .device/base.so.gz: tools/time_cases.py
+#              argument lists separated by ';', each optionally led by NAME=value settings of its
+#              environment, run AB_ROUNDS times (default 2), each build in turn).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
@@ -110,5 +113,25 @@ if [ -n "${SWEEP:-}" ]; then
   step "tools/sweep_tiles.py $SWEEP (at most ${SWEEP_TIMEOUT:-200} s)"
   timeout ${SWEEP_TIMEOUT:-200} python3 tools/sweep_tiles.py $SWEEP 2>&1 | grep -v "it/s\]$"
   echo "sweep exit code: ${PIPESTATUS[0]}"
+fi
+if [ -n "${AB:-}" ]; then
+  # One process per build and argument list, the builds interleaved, so that the GPU's clocks
+  # and temperature fall on both alike; the build under test goes back in place at the end.
+  step "A/B: ${AB_BASE:-.device/base.so.gz} (base) against this build (new), ${AB_ROUNDS:-2} rounds"
+  cp torch_grouped/_C.abi3.so /tmp/new.so && gunzip -c "${AB_BASE:-.device/base.so.gz}" > /tmp/base.so || exit 1
+  IFS=';' read -ra ab_lists <<< "$AB"
+  for round in $(seq ${AB_ROUNDS:-2}); do
+    for build in base new; do
+      cp /tmp/$build.so torch_grouped/_C.abi3.so
+      for args in "${ab_lists[@]}"; do
+        read -ra words <<< "$args"
+        envs=(AB_BUILD=$build)  # leading NAME=value words: the environment of this list's run
+        while [ ${#words[@]} -gt 0 ] && [[ ${words[0]} == [A-Z]*=* ]]; do envs+=("${words[0]}"); words=("${words[@]:1}"); done
+        timeout 300 env "${envs[@]}" python3 tools/time_cases.py "${words[@]}" 2>&1 | grep -v "it/s\]$" |
+          sed "s/^/$build $round ${envs[*]:1} /"
+      done
+    done
+  done
+  cp /tmp/new.so torch_grouped/_C.abi3.so
 fi
 step "done"

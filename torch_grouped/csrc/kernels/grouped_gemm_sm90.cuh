@@ -524,10 +524,15 @@ __device__ __forceinline__ void for_each_index(F&& f) {
 // Transposed (syr2k's mirror): the tile is stored at (column, row). A chunk of 64 tile columns x
 // the warpgroup's 64 rows is staged transposed, so the buffer has the same shape and the output
 // rows are still written 128 bytes at a time (2-byte outputs only).
-template <class Out, class Cfg, bool Transposed = false, class Acc, class Coords>
-__device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
-                                           int64_t row0, int64_t col0, float* stage_raw, int warpgroup, int thread,
-                                           Keep keep = Keep::All) {
+// Aligned: the output's rows are 16-byte aligned (store_tile decides, once per tile). The shifted
+// path is its own instantiation so that the aligned one runs as contiguous code: with both paths
+// side by side in each of a tile's chunks, the hot path jumped over the cold one every chunk, and
+// the epilogue ran from instruction-cache misses (12.7% of the weight gradient's stall samples;
+// H100, session 22).
+template <class Out, class Cfg, bool Transposed, bool Aligned, class Acc, class Coords>
+__device__ __forceinline__ void store_tile_path(const Acc& acc, const Coords& coords, const GroupProblem& q,
+                                                int64_t row0, int64_t col0, float* stage_raw, int warpgroup,
+                                                int thread, Keep keep) {
   constexpr int W = 128 / int(sizeof(Out)), V = 16 / int(sizeof(Out));
   // The staged chunk: 64 rows x W columns, or Transposed W rows (tile columns) x 64 columns (the
   // warpgroup's tile rows), each row padded. fp32 mirrors (32 x 64) pad by 4: a warp's transposed
@@ -537,7 +542,7 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
   static_assert(SR * P * int(sizeof(Out)) <= Cfg::EpilogueWarpgroupBytes, "the staged chunk fits the buffer");
   Out* stage = reinterpret_cast<Out*>(stage_raw);
   Out* c = reinterpret_cast<Out*>(q.c);
-  const bool vector = (reinterpret_cast<uintptr_t>(c) % 16) == 0 && q.ldc % V == 0;
+  constexpr bool vector = Aligned;
   const int64_t rows = Transposed ? q.n : q.m, cols = Transposed ? q.m : q.n;  // of this store's output
   const int barrier = 1 + warpgroup;  // named barrier of this warpgroup (0 is __syncthreads)
   const int lane_in_wg = thread % 128;
@@ -559,7 +564,7 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     // the shifted staging are separate loops: in one loop the shift's arithmetic, selected away
     // per element, cost syr2k bf16 n8192 k1024 432 µs against 349 split, 4096 x 4095 x 1024 75 µs
     // against 67 (H100, session 12).
-    if (vector) {
+    if constexpr (vector) {
       CUTE_UNROLL
       for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
         const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
@@ -591,19 +596,17 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     // segment, 78 with them only at the tile's edges, 53 at N = 4096; H100, session 11).
     constexpr bool Carry = !Transposed;  // (a mirrored row continues in the other warpgroup)
     constexpr int Last = Cfg::BN / W - 1;
-    if constexpr (Carry && chunk < Last) {
-      if (!vector) {
-        for_each_index<2>([&](auto pair_c) __attribute__((always_inline)) {  // (compile-time indices)
-          constexpr int i = (chunk + 1) * W / 2 + 2 * decltype(pair_c)::value;
-          const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
-          const int at = col + shift(r);  // W .. W + 7 + shift: in the piece when below W + V
-          if (at < W + V) stage[r * P + at] = from_float<Out>(acc(i));
-          if (at + 1 < W + V) stage[r * P + at + 1] = from_float<Out>(acc(i + 1));
-        });
-      }
+    if constexpr (Carry && chunk < Last && !vector) {
+      for_each_index<2>([&](auto pair_c) __attribute__((always_inline)) {  // (compile-time indices)
+        constexpr int i = (chunk + 1) * W / 2 + 2 * decltype(pair_c)::value;
+        const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
+        const int at = col + shift(r);  // W .. W + 7 + shift: in the piece when below W + V
+        if (at < W + V) stage[r * P + at] = from_float<Out>(acc(i));
+        if (at + 1 < W + V) stage[r * P + at + 1] = from_float<Out>(acc(i + 1));
+      });
     }
     cutlass::arch::NamedBarrier::sync(128, barrier);
-    if (!vector) {
+    if constexpr (!vector) {
       // Staged row rr holds its output row's W elements from element shift(rr) on, in W / V + 1
       // pieces of 16 bytes that match aligned 16-byte pieces of the output: the whole ones leave
       // with one 16-byte store each, the partial ones at the tile's edges (and those the output's
@@ -662,6 +665,18 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
     }
   });
   cutlass::arch::NamedBarrier::sync(128, barrier);  // the buffer is free for the next tile
+}
+
+template <class Out, class Cfg, bool Transposed = false, class Acc, class Coords>
+__device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords, const GroupProblem& q,
+                                           int64_t row0, int64_t col0, float* stage, int warpgroup, int thread,
+                                           Keep keep = Keep::All) {
+  constexpr int V = 16 / int(sizeof(Out));
+  if ((reinterpret_cast<uintptr_t>(q.c) % 16) == 0 && q.ldc % V == 0) {
+    store_tile_path<Out, Cfg, Transposed, true>(acc, coords, q, row0, col0, stage, warpgroup, thread, keep);
+  } else {
+    store_tile_path<Out, Cfg, Transposed, false>(acc, coords, q, row0, col0, stage, warpgroup, thread, keep);
+  }
 }
 
 // The tile through TMA stores, one 128-byte line of output columns x the warpgroup's 64 rows per
