@@ -503,22 +503,6 @@ def test_k_grouped_tma_store_takes_its_kernel(n, tma, monkeypatch):
         assert matmul_configs(names) == {(1, tma, False)}, names
 
 
-@pytest.mark.parametrize("tail, tma", [(24, True), (32, False)])
-def test_k_grouped_short_groups_store_through_tma_takes_its_kernel(tail, tma, monkeypatch):
-    """Unset, TORCH_GROUPED_TMA_STORE leaves the K-grouped form's 128 x 256 tiles to the rule: TMA
-    stores where the groups average at most 128 rows of K (K = 1024 over 8 groups, empty groups
-    and the rows past the last offset counted), the threads' beyond (1032)."""
-    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
-    monkeypatch.delenv("TORCH_GROUPED_TMA_STORE", raising=False)
-    ends = [130, 130, 512, 1000, 1000, 1000, 1000, 1000]
-    a, b = k_grouped_operands(ends, 300, 520, torch.bfloat16, True, True, torch.Generator().manual_seed(9), tail=tail)
-    offs = torch.tensor(ends, dtype=torch.int32)
-    out = []
-    names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs.cuda())))
-    check(out[0], reference.grouped_mm(a, b, offs), torch.bfloat16)
-    assert matmul_configs(names) == {(1, tma, False)}, names
-
-
 @pytest.mark.parametrize("tile", ["64x128"])
 def test_k_grouped_forced_tile_it_lacks(tile, monkeypatch):
     """A forced tile the K-grouped kernels lack (set for the forward pass, say) leaves the weight

@@ -127,12 +127,10 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
                                           sched::kKGroupedTileOptions);
       },
       sched::kKGroupedTileOptions);
-  // The epilogue through TMA stores (128 x 256 tiles without clusters, the output's rows 16-byte
-  // aligned) where the groups' K is short (sched::k_grouped_tma_store_pays), or as
-  // TORCH_GROUPED_TMA_STORE says: the [G, M, N] output is one map, batched by group.
+  // TORCH_GROUPED_TMA_STORE=1: the epilogue through TMA stores (128 x 256 tiles without clusters,
+  // the output's rows 16-byte aligned): the [G, M, N] output is one map, batched by group.
   const bool tma_tile = tile.m == 128 && tile.n == 256 && tile.cluster_m == 1;
-  const std::optional<CUtensorMap> c_map =
-      tma_tile ? output_map(out, /*by_default=*/sched::k_grouped_tma_store_pays(k, groups)) : std::nullopt;
+  const std::optional<CUtensorMap> c_map = tma_tile ? output_map(out, /*by_default=*/false) : std::nullopt;
   const kernels::GroupedGemmKernel kernel =
       kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.m, tile.n, tile.cluster_m, c_map.has_value());
 

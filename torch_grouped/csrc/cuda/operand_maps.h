@@ -25,7 +25,7 @@ CUtensorMap b_map(const TmaOperand& b, bool k_major, int tile_n, at::ScalarType 
 
 // Whether the epilogue stores through TMA where the output allows (a kernel variant of its own):
 // TORCH_GROUPED_TMA_STORE=1 on, =0 off, unset `by_default` (on for streamk_mm, off for the grouped
-// kernels but the K-grouped form's short groups: measured in sessions 8 and 22, benchmarks/NOTES.md).
+// kernels: measured in session 8, benchmarks/NOTES.md).
 bool tma_store_enabled(bool by_default);
 
 // An output ([batch, rows, N]) in the boxes of the TMA-store epilogue (kernels/grouped_gemm_args.h,

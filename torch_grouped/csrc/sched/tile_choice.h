@@ -68,17 +68,6 @@ inline constexpr TileOption kClusterTile{128, 256, 1.0, 1, 2};
 // faster on the weight-gradient cases (session 10), within the noise of most.
 inline constexpr TileOption kKGroupedTileOptions[] = {kTileOptions[0], kTileOptions[1], kClusterTile};
 
-// The K-grouped form's 128 x 256 tiles store through TMA (the kernel's TMA-store variant) where the
-// groups average at most two 64-deep K blocks, and through the threads otherwise. The tile's
-// epilogue is then most of its time, and the TMA engine writes it out during the next tile's
-// K loop: on the H100 (session 22) 9% faster at 128 rows of K per expert (64 experts of
-// 1024 x 1024, 102.8 against 113.2 µs), but 5-11% slower at 256 and more (DeepSeek-V3 up and
-// down, Mixtral, skewed routing, fp16: e.g. 829 against 771 µs at 256).
-inline constexpr int64_t kKGroupedTmaStoreMeanK = 128;
-inline bool k_grouped_tma_store_pays(int64_t k, int64_t groups) {
-  return groups > 0 && k <= kKGroupedTmaStoreMeanK * groups;
-}
-
 // One tile of depth k, plus a fixed part for the pipeline fill and the epilogue (about two 64-deep
 // K blocks).
 inline double tile_time(const TileOption& t, int64_t k) {
