@@ -25,7 +25,7 @@ def main(source, sass=False):
     cmd = [os.path.join(home, "bin/nvcc"), "-c", source, "-o", out, "-gencode=arch=compute_90a,code=sm_90a",
            "-O3", "-std=c++20", "--expt-relaxed-constexpr", "-Xptxas=-v", "-DNDEBUG", "-DTORCH_GROUPED_WITH_CUDA",
            *(["-DTORCH_GROUPED_TIMELINE"] if os.environ.get("TORCH_GROUPED_TIMELINE") == "1" else []),
-           "--compiler-options", "-fPIC", "-I", os.path.join(ROOT, "torch_grouped/csrc"),
+           "--compiler-options", "-fPIC", "-I", os.environ.get("CSRC", os.path.join(ROOT, "torch_grouped/csrc")),
            "-I", sysconfig.get_paths()["include"]] + [f"-I{i}" for i in includes]
     try:  # the CUDA libraries' headers (cuBLAS), after the toolkit's, as setup.py passes them
         import nvidia

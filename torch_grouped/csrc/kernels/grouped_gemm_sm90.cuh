@@ -524,12 +524,14 @@ __device__ __forceinline__ void for_each_index(F&& f) {
 // Transposed (syr2k's mirror): the tile is stored at (column, row). A chunk of 64 tile columns x
 // the warpgroup's 64 rows is staged transposed, so the buffer has the same shape and the output
 // rows are still written 128 bytes at a time (2-byte outputs only).
-// Aligned: the output's rows are 16-byte aligned (store_tile decides, once per tile). The shifted
-// path is its own instantiation so that the aligned one runs as contiguous code: with both paths
-// side by side in each of a tile's chunks, the hot path jumped over the cold one every chunk, and
-// the epilogue ran from instruction-cache misses (12.7% of the weight gradient's stall samples;
-// H100, session 22).
-template <class Out, class Cfg, bool Transposed, bool Aligned, class Acc, class Coords>
+// Aligned: the output's rows are 16-byte aligned; Interior (aligned only): the whole tile lies
+// inside the problem and is stored whole (no diagonal), so every piece leaves with one 16-byte
+// store and no bounds checks. store_tile decides once per tile. Each path is its own
+// instantiation so that the hot one runs as contiguous code: with the shifted path beside the
+// aligned one in each of a tile's chunks, and the edge pieces' partial stores inlined beside
+// every whole one, the hot path jumped over cold code all along, and the epilogue ran from
+// instruction-cache misses (12.7% of the weight gradient's stall samples; H100, session 22).
+template <class Out, class Cfg, bool Transposed, bool Aligned, bool Interior, class Acc, class Coords>
 __device__ __forceinline__ void store_tile_path(const Acc& acc, const Coords& coords, const GroupProblem& q,
                                                 int64_t row0, int64_t col0, float* stage_raw, int warpgroup,
                                                 int thread, Keep keep) {
@@ -645,10 +647,10 @@ __device__ __forceinline__ void store_tile_path(const Acc& acc, const Coords& co
       const int64_t tile_row = Cfg::first_row(warpgroup) + r, tile_col = chunk * W + cv;  // of the staged layout
       const int64_t row = Transposed ? col0 + chunk * W + r : row0 + tile_row;
       const int64_t col = Transposed ? row0 + Cfg::first_row(warpgroup) + cv : col0 + tile_col;
-      if (row >= rows || col >= cols) return;
+      if (!Interior && (row >= rows || col >= cols)) return;
       const uint4 x = *reinterpret_cast<const uint4*>(stage + r * P + cv);
       Out* dst = c + row * q.ldc + col;
-      if (col + V <= cols && keep == Keep::All) {  // (rows are 16-byte aligned here)
+      if (Interior || (col + V <= cols && keep == Keep::All)) {  // (rows are 16-byte aligned here)
         store_global_16(dst, x);
       } else {
         int first, last;
@@ -672,10 +674,16 @@ __device__ __forceinline__ void store_tile(const Acc& acc, const Coords& coords,
                                            int64_t row0, int64_t col0, float* stage, int warpgroup, int thread,
                                            Keep keep = Keep::All) {
   constexpr int V = 16 / int(sizeof(Out));
+  // (the tile's rows and columns bound the stored ones either way round: Transposed stores them swapped)
+  const bool interior = keep == Keep::All && row0 + Cfg::BM <= q.m && col0 + Cfg::BN <= q.n;
   if ((reinterpret_cast<uintptr_t>(q.c) % 16) == 0 && q.ldc % V == 0) {
-    store_tile_path<Out, Cfg, Transposed, true>(acc, coords, q, row0, col0, stage, warpgroup, thread, keep);
+    if (interior) {
+      store_tile_path<Out, Cfg, Transposed, true, true>(acc, coords, q, row0, col0, stage, warpgroup, thread, keep);
+    } else {
+      store_tile_path<Out, Cfg, Transposed, true, false>(acc, coords, q, row0, col0, stage, warpgroup, thread, keep);
+    }
   } else {
-    store_tile_path<Out, Cfg, Transposed, false>(acc, coords, q, row0, col0, stage, warpgroup, thread, keep);
+    store_tile_path<Out, Cfg, Transposed, false, false>(acc, coords, q, row0, col0, stage, warpgroup, thread, keep);
   }
 }
 
