@@ -1,6 +1,7 @@
 """Compile one .cu of the extension for sm_90a with the flags of setup.py and print the resource
 usage (registers, spills, shared memory), without building the whole extension:
     python tools/nvcc_check.py torch_grouped/csrc/cuda/permute_copy.cu [--sass]
+CSRC=<another tree>/torch_grouped/csrc: its headers instead of this checkout's (ptxas of an older revision).
 """
 import glob
 import os

@@ -2,12 +2,14 @@
 builds of the extension on one device call (one process per build, in turn, so that the GPU's
 warm-up and power state fall on both alike), where the whole benchmark would take too long.
     PYTHONPATH=$PWD:benchmarks python3 tools/time_cases.py [--dtype DTYPE] OP SUBSTRING [SUBSTRING ...]
-OP: grouped_mm, gemm, syr2k or streamk_mm; a case runs when its name contains one of the
-substrings (and its dtype is DTYPE, e.g. bfloat16, if given). Prints one line per case: median µs
+OP: grouped_mm, gemm, syr2k or streamk_mm; a case runs when its name matches one of the
+substrings, read as regular expressions (^mixtral: the forward case, not wgrad_mixtral), and its
+dtype is DTYPE (e.g. bfloat16) if given. Prints one line per case: median µs
 of ours and of the peer (triton's do_bench)."""
 import argparse
 import importlib
 import os
+import re
 import sys
 
 import torch
@@ -21,7 +23,7 @@ MODULES = {"grouped_mm": "bench_grouped_mm", "gemm": "bench_gemm", "syr2k": "ben
 def main(op, wanted, dtype=None):
     module = importlib.import_module(MODULES[op])
     for case in module.cases("cuda"):
-        if not any(w in case.name for w in wanted) or (dtype and case.dtype != getattr(torch, dtype)):
+        if not any(re.search(w, case.name) for w in wanted) or (dtype and case.dtype != getattr(torch, dtype)):
             continue
         peer_name, peer = next(iter(case.peers.items()))
         ours = do_bench(case.ours, warmup=25, rep=100, return_mode="median") * 1e3
