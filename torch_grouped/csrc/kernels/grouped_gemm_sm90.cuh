@@ -21,7 +21,6 @@
 #include <string>
 #include <utility>
 
-#include <cute/arch/copy_sm90.hpp>
 #include <cute/arch/copy_sm90_desc.hpp>
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/atom/mma_atom.hpp>
@@ -445,20 +444,6 @@ __device__ __forceinline__ void store_pair(Out* dst, float x, float y) {
   }
 }
 
-// Two adjacent accumulators as two 2-byte output elements in one 32-bit register (the first in
-// the low half, as in memory).
-template <class Out>
-__device__ __forceinline__ uint32_t packed_pair(float x, float y) {
-  static_assert(sizeof(Out) == 2, "2-byte outputs");
-  if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(x, y);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  }
-}
-
 // One 16-byte global store. Written out because NVVM split the plain uint4 store of the Rank2K
 // epilogue into four 32-bit stores (it lost the pointer's alignment).
 __device__ __forceinline__ void store_global_16(void* dst, uint4 v) {
@@ -581,22 +566,7 @@ __device__ __forceinline__ void store_tile_path(const Acc& acc, const Coords& co
     // the shifted staging are separate loops: in one loop the shift's arithmetic, selected away
     // per element, cost syr2k bf16 n8192 k1024 432 µs against 349 split, 4096 x 4095 x 1024 75 µs
     // against 67 (H100, session 12).
-    if constexpr (vector && !Transposed && sizeof(Out) == 2) {
-      // Four 8 x 8 matrices a warp per stmatrix (a quarter of the pair stores): value 4g + 2h + e
-      // of a thread is row lane / 4 + 8h, column 8g + 2 (lane % 4) + e of its warp's 16 rows,
-      // which is the fragment of an 8 x 8 matrix; lane l addresses row l % 8 of matrix l / 8,
-      // the matrices being (h, g) = (0, j), (1, j), (0, j + 1), (1, j + 1). Rows of P elements
-      // (144 bytes) put a matrix's eight 16-byte rows in distinct banks.
-      const int lane = thread % 32, warp = (thread % 128) / 32;
-      Out* rows = stage + (16 * warp + lane % 8 + 8 * ((lane / 8) % 2)) * P + 8 * (lane / 16);
-      CUTE_UNROLL
-      for (int j = 0; j < W / 8; j += 2) {
-        const int i = chunk * W / 2 + 4 * j;
-        cute::SM90_U32x4_STSM_N::copy(packed_pair<Out>(acc(i), acc(i + 1)), packed_pair<Out>(acc(i + 2), acc(i + 3)),
-                                      packed_pair<Out>(acc(i + 4), acc(i + 5)), packed_pair<Out>(acc(i + 6), acc(i + 7)),
-                                      *reinterpret_cast<cute::uint128_t*>(rows + 8 * j));
-      }
-    } else if constexpr (vector) {
+    if constexpr (vector) {
       CUTE_UNROLL
       for (int i = chunk * W / 2; i < (chunk + 1) * W / 2; i += 2) {
         const int r = int(cute::get<0>(coords(i))) - Cfg::first_row(warpgroup), col = int(cute::get<1>(coords(i))) - chunk * W;
@@ -890,9 +860,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   while (units.next(u)) {
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
-    // A unit without K blocks (an empty group's tile) stores zeros. (ptxas predicates this into
-    // 128 FSELs that every tile runs; keeping it a branch with a __syncwarp in its body made the
-    // long-K kernels 6-15% slower: syr2k n4096, streamk_mm 16384² x 256; H100, session 23.)
     if (kblocks == 0) clear(acc);
     mma.accumulate_ = GMMA::ScaleOut::Zero;
     auto previous = state;
