@@ -37,7 +37,8 @@ def main(source, sass=False):
     except ImportError:
         pass
     r = subprocess.run(cmd, capture_output=True, text=True)
-    lines = [l for l in r.stderr.splitlines() if "error" in l or "Used" in l or "spill" in l or "Compiling entry" in l]
+    keep = ("error", "Used", "spill", "Compiling entry", "Performance Loss")  # (C7515: serialized WGMMAs)
+    lines = [l for l in r.stderr.splitlines() if any(k in l for k in keep)]
     print("\n".join(lines) if r.returncode == 0 else r.stderr[:6000])
     if r.returncode == 0 and sass:
         tool = glob.glob(os.path.join(os.path.dirname(__import__("triton").__file__), "backends/nvidia/bin/cuobjdump"))[0]
