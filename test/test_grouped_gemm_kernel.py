@@ -451,12 +451,14 @@ def test_k_grouped_takes_its_kernel():
     assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
 
 
-@pytest.mark.parametrize("tile, config", [("128x256c2", (2, False, False)), ("128x128", (1, False, False))])
+@pytest.mark.parametrize(
+    "tile, config", [("128x256c2", (2, False, False)), ("128x128", (1, False, False)), ("128x256", (1, False, False))]
+)
 @pytest.mark.parametrize("n", [520, 517])
 def test_k_grouped_forced_tile_takes_its_kernel(tile, config, n, monkeypatch):
     """TORCH_GROUPED_TILE=128x256c2 takes the K-grouped kernel in 2 x 1 clusters, 128x128 the
-    narrow one, whatever N's alignment; TORCH_GROUPED_TMA_STORE=1 changes nothing for these
-    tiles: the K-grouped TMA-store variant exists for 128 x 256 tiles without clusters only."""
+    narrow one, 128x256 the wide one, whatever N's alignment; TORCH_GROUPED_TMA_STORE=1 changes
+    nothing: the K-grouped kernels store by the threads (their TMA-store variant was removed)."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
     g = torch.Generator().manual_seed(n)
@@ -469,38 +471,22 @@ def test_k_grouped_forced_tile_takes_its_kernel(tile, config, n, monkeypatch):
     assert matmul_configs(names) == {config}, names
 
 
-def tma_store_operands(n, dtype, monkeypatch):
-    """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles, and weight-gradient operands whose groups
-    have many K blocks or none, M = 300 and N = n cutting tiles on both sides."""
-    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
-    monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
-    ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
-    a, b = k_grouped_operands(ends, 300, n, dtype, True, True, torch.Generator().manual_seed(n + 3), tail=3)
-    return a, b, torch.tensor(ends, dtype=torch.int32)
-
-
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("n", [520, 517])
-def test_k_grouped_tma_store(dtype, n, monkeypatch):
-    """The K-grouped kernel's TMA-store variant (one [G, M, N] map, batch = group, clipped at the
-    edges) where the output's rows are 16-byte aligned (N = 520), the thread stores where they are
-    not (517): every element written, empty groups zero, both output dtypes."""
-    a, b, offs = tma_store_operands(n, dtype, monkeypatch)
+def test_k_grouped_long_and_empty_groups(dtype, n, monkeypatch):
+    """128 x 256 tiles over weight-gradient operands whose groups have many K blocks or none
+    (the empty units clear their accumulators after the K loop), M = 300 and N = n cutting tiles
+    on both sides, output rows 16-byte aligned (520) or not (517): every element written, empty
+    groups zero, both output dtypes."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
+    ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
+    a, b = k_grouped_operands(ends, 300, n, dtype, True, True, torch.Generator().manual_seed(n + 3), tail=3)
+    offs = torch.tensor(ends, dtype=torch.int32)
     for out_dtype in (None, torch.float32):
         poison_next_allocation(len(offs) * 300 * n * 2)
         out = tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)
         check(out, reference.grouped_mm(a, b, offs), dtype)
         assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
-
-
-@pytest.mark.parametrize("n, tma", [(520, True), (517, False)])
-def test_k_grouped_tma_store_takes_its_kernel(n, tma, monkeypatch):
-    """TORCH_GROUPED_TMA_STORE=1 takes the K-grouped TMA-store kernel for 16-byte aligned output
-    rows, for 2-byte and fp32 outputs, and keeps the thread stores otherwise."""
-    a, b, offs = tma_store_operands(n, torch.bfloat16, monkeypatch)
-    for out_dtype in (None, torch.float32):
-        names = kernels_launched(lambda: tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype))
-        assert matmul_configs(names) == {(1, tma, False)}, names
 
 
 @pytest.mark.parametrize("tile", ["64x128"])

@@ -127,12 +127,9 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
                                           sched::kKGroupedTileOptions);
       },
       sched::kKGroupedTileOptions);
-  // TORCH_GROUPED_TMA_STORE=1: the epilogue through TMA stores (128 x 256 tiles without clusters,
-  // the output's rows 16-byte aligned): the [G, M, N] output is one map, batched by group.
-  const bool tma_tile = tile.m == 128 && tile.n == 256 && tile.cluster_m == 1;
-  const std::optional<CUtensorMap> c_map = tma_tile ? output_map(out, /*by_default=*/false) : std::nullopt;
+  // (The threads store: a TMA-store variant lost 4-33% on every weight gradient; H100, session 23.)
   const kernels::GroupedGemmKernel kernel =
-      kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.m, tile.n, tile.cluster_m, c_map.has_value());
+      kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.m, tile.n, tile.cluster_m);
 
   // The per-group maps, 128-byte aligned (the allocator's blocks are 512-byte aligned); straight
   // from the CUDA allocator, as the list API's (through the dispatcher, at::empty costs microseconds).
@@ -157,7 +154,6 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   p.groups = static_cast<int32_t>(groups);
   p.c = out.data_ptr(), p.ldc = n, p.c_batch_stride = m * n;
   p.out_kind = out_kind(out.scalar_type());
-  if (c_map) p.c_map = *c_map;
   // Each group is a whole matmul over its own slabs of A and B, as in the list API.
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kKGroupedPanel)};
   const int64_t walkers = std::min<int64_t>(kernel.resident(device) / kernel.cluster_m, tiles(tile, /*scheduled=*/true));

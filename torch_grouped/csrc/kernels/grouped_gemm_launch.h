@@ -42,9 +42,9 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
                                       bool tma_store = false);
 
 // The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128x128 or 128x256 tiles,
-// A M-major, B N-major; cluster_m = 2 (128x256 only): in 2 x 1 clusters that multicast B;
-// `tma_store` (128x256, no clusters): the variant that stores through TMA (args.c_map set).
-GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m, bool tma_store = false);
+// A M-major, B N-major, stores by the threads; cluster_m = 2 (128x256 only): in 2 x 1 clusters
+// that multicast B.
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);
 
 // The Rank2K (syr2k) kernel: 128 x tile_n tiles (128 or 256), operands K-major; `streamk`: over
 // the work units of args.streamk (one problem), partial tiles in args.workspace; else (128 x 128

@@ -89,8 +89,10 @@ struct GroupedGemmConfig {
   // A M-major (A[g] ([M, K]) with unit stride along M, the transposed activations of an MoE weight
   // gradient): the kernels of the K-grouped form (GroupedForm::RaggedK), whose B is N-major.
   static constexpr bool AKMajor = AKMajor_;
-  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && !BKMajor_ && (!TmaStore_ || ClusterM_ == 1)),
-                "A M-major: the K-grouped form's grouped walk, B N-major; TMA stores without clusters");
+  // (Its TMA-store variant, one [G, M, N] map batched by group, went in session 24: 4-33% slower
+  // than the threads' stores on every weight gradient once their interior path was compact; H100.)
+  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && !BKMajor_ && !TmaStore_),
+                "A M-major: the K-grouped form's grouped walk, B N-major, stores by the threads");
   // The consumers share each tile, 64 rows each. (A ping-pong form, two warpgroups taking 64 x 256
   // tiles in turn so that one's epilogue ran beside the other's WGMMAs, was 20-72% slower on the
   // MoE weight gradients: 67% more operand traffic per FLOP; H100, session 11.)
@@ -860,7 +862,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   while (units.next(u)) {
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
-    if (kblocks == 0) clear(acc);
     mma.accumulate_ = GMMA::ScaleOut::Zero;
     auto previous = state;
     for (int32_t kb = 0; kb < kblocks; ++kb) {
@@ -891,7 +892,15 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       }
     }
     warpgroup_wait<0>();
-    if (kblocks > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
+    // An empty unit (K = 0) stores zeros. The clear sits here, after the last wait and outside the
+    // WGMMA pipeline stage: before the K loop, a branch around it made ptxas serialize every WGMMA
+    // (C7515, 6-15% slower on long K), and predicated it cost 128 FSELs a tile (H100, session 23).
+    if (kblocks > 0) {
+      release_stage<Cfg>(pipeline, smem, previous, thread);
+    } else {
+      clear(acc);
+      __syncwarp();  // keeps the clear a branch (not predicated per register)
+    }
     if constexpr (Cfg::PromoteBlocks > 0) {
       if (kblocks > Cfg::PromoteBlocks) {  // the last chain onto the promoted sum: acc holds the total
         warpgroup_fence_operand(acc);
@@ -924,19 +933,17 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
     float* stage = smem.epilogue[warpgroup];
     if constexpr (Cfg::TmaStore) {
-      // One map per problem (streamk_mm, Batched, List; RaggedK, whose [G, M, N] output is batched
-      // by group) clips exactly; RaggedM's map spans every group's rows, so a warpgroup's 64 rows
-      // go through TMA only when they lie inside the group. (RaggedN, whose column groups a box
-      // would cross, never runs this variant.)
-      const bool k_grouped = !Cfg::AKMajor && p.form == GroupedForm::RaggedK;
-      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List || k_grouped;
+      // One map per problem (streamk_mm, Batched, List) clips exactly; RaggedM's map spans every
+      // group's rows, so a warpgroup's 64 rows go through TMA only when they lie inside the group.
+      // (RaggedN, whose column groups a box would cross, never runs this variant.)
+      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List;
       if (exact || (p.form == GroupedForm::RaggedM && row0 + Cfg::first_row(warpgroup) + 64 <= q.m)) {
         // The problem's place in its output map (derived here rather than carried by every
         // GroupProblem, which would cost the other kernels registers): a list group has its own
         // map, a batch its coordinate, a row group its first row.
         const bool list = p.form == GroupedForm::List;
         const CUtensorMap* map = list ? p.c_maps + u.tile.group : &p.c_map;
-        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : (k_grouped ? u.tile.group : 0);
+        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : 0;
         const int64_t row = (p.form == GroupedForm::RaggedM ? q.a_row : 0) + row0;
         if (list && thread % 128 == 0 && u.tile.group != c_acquired) {
           cute::tma_descriptor_fence_acquire(map);  // patched by a kernel through the generic proxy
@@ -1115,12 +1122,9 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true, false)
 // The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK), stores by the
-// threads, in CLUSTER_M x 1 clusters that multicast B; the _TMA_STORE form stores through
-// store_tile_tma (args.c_map: the [G, M, N] output, batch = group), without clusters.
+// threads, in CLUSTER_M x 1 clusters that multicast B.
 #define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, CLUSTER_M) \
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false, false)
-#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, 1, true, false, false)
 // Stream-K with row copies (row_copy.cuh): 128 x 128 tiles, operands TMA cannot address read
 // where they lie (args.a_rows / b_rows).
 #define TORCH_GROUPED_DEFINE_ROW_COPY_GEMM(NAME, T, BKMAJOR) \

@@ -1,4 +1,0 @@
-// Grouped GEMM of the K-grouped form (grouped_mm 2-D x 2-D), fp16 inputs, 128x256 tiles, A M-major, B N-major, TMA-store epilogue.
-#include "../kernels/grouped_gemm_sm90.cuh"
-
-TORCH_GROUPED_DEFINE_K_GROUPED_GEMM_TMA_STORE(grouped_gemm_f16_128x256t_kgrouped, cutlass::half_t, 128, 256)
