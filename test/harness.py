@@ -114,22 +114,15 @@ def kernels_launched(fn):
 
 
 def _configs(names):
-    """(cluster size, TMA stores, A K-major, row copies, store warps) of each GroupedGemmConfig."""
     flag = "(true|false)"
-    found = (re.search(rf"GroupedGemmConfig<[^<>]*, (\d+), {flag}, {flag}, {flag}, {flag}>", n) for n in names)
-    return [(int(m.group(1)), *(m.group(i) == "true" for i in (2, 3, 4, 5))) for m in found if m]
+    found = (re.search(rf"GroupedGemmConfig<[^<>]*, (\d+), {flag}, {flag}, {flag}>", n) for n in names)
+    return [(int(m.group(1)), *(m.group(i) == "true" for i in (2, 3, 4))) for m in found if m]
 
 
 def matmul_configs(names):
     """The (cluster size, TMA-store epilogue, A K-major) of every grouped GEMM kernel
     configuration among kernel names: template arguments of GroupedGemmConfig."""
     return {c[:3] for c in _configs(names)}
-
-
-def store_warp_kernels(names):
-    """How many of the launched matmul kernels hand their tiles to store warps
-    (kernels/store_warps.cuh): GroupedGemmConfig's last template argument."""
-    return sum(c[4] for c in _configs(names))
 
 
 def matmul_tiles(names):

@@ -8,7 +8,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, kernels_launched, matmul_configs, store_warp_kernels
+from harness import HOPPER_ONLY, kernels_launched, matmul_configs
 
 pytestmark = HOPPER_ONLY
 
@@ -86,18 +86,10 @@ TILES = ["128x256", "128x128", "64x128", "128x256c2", "128x256+tma", "128x256c2+
 
 
 def force_tile(monkeypatch, tile):
-    """A TILES name; "+threads" adds TORCH_GROUPED_STORE_WARPS=0 (the K-grouped 128x256 kernel
-    whose consumers store their tiles themselves)."""
     name, _, extra = tile.partition("+")
     monkeypatch.setenv("TORCH_GROUPED_TILE", name)
     if extra == "tma":
         monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
-    if extra == "threads":
-        monkeypatch.setenv("TORCH_GROUPED_STORE_WARPS", "0")
-
-
-# The K-grouped kernels: 128x256 hands 2-byte tiles with 16-byte aligned rows to store warps.
-K_GROUPED_TILES = ["128x128", "128x256", "128x256+threads", "128x256c2"]
 
 
 @pytest.mark.parametrize("tile", TILES)
@@ -411,7 +403,7 @@ def test_k_grouped(dtype, a_m_major, b_n_major, ends):
     check(out16, reference.grouped_mm(a, b, offs), dtype)
 
 
-@pytest.mark.parametrize("tile", K_GROUPED_TILES)
+@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256c2"])
 @pytest.mark.parametrize("dtype", HALF)
 def test_k_grouped_tiles(tile, dtype, monkeypatch):
     """Every K-grouped kernel on groups of many K blocks that start and end anywhere, output tiles
@@ -430,7 +422,7 @@ def test_k_grouped_tiles(tile, dtype, monkeypatch):
         assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
 
 
-@pytest.mark.parametrize("tile", K_GROUPED_TILES)
+@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256c2"])
 def test_k_grouped_many_tiles_per_cta(tile, monkeypatch):
     """More tiles than CTAs, groups of more K blocks than the pipeline has stages (0, 11, 1, 21,
     0, 18 of 64): 128x128 tiles (384 on an H100's 132 CTAs) give every CTA two or three,
@@ -479,58 +471,22 @@ def test_k_grouped_forced_tile_takes_its_kernel(tile, config, n, monkeypatch):
     assert matmul_configs(names) == {config}, names
 
 
-def long_and_empty_groups(n, dtype):
-    """Weight-gradient operands whose groups have many K blocks or none, M = 300 and N = n
-    cutting 128 x 256 tiles on both sides."""
-    ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
-    a, b = k_grouped_operands(ends, 300, n, dtype, True, True, torch.Generator().manual_seed(n + 3), tail=3)
-    return a, b, torch.tensor(ends, dtype=torch.int32)
-
-
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("n", [520, 517])
-@pytest.mark.parametrize("store_warps", ["", "0"])
-def test_k_grouped_long_and_empty_groups(dtype, n, store_warps, monkeypatch):
-    """128 x 256 tiles over groups with many K blocks or none (the empty units clear their
-    accumulators after the K loop), output rows 16-byte aligned (520: store warps unless
-    TORCH_GROUPED_STORE_WARPS=0) or not (517: the consumers store): every element written,
-    empty groups zero, both output dtypes."""
+def test_k_grouped_long_and_empty_groups(dtype, n, monkeypatch):
+    """128 x 256 tiles over weight-gradient operands whose groups have many K blocks or none
+    (the empty units clear their accumulators after the K loop), M = 300 and N = n cutting tiles
+    on both sides, output rows 16-byte aligned (520) or not (517): every element written, empty
+    groups zero, both output dtypes."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
-    monkeypatch.setenv("TORCH_GROUPED_STORE_WARPS", store_warps)
-    a, b, offs = long_and_empty_groups(n, dtype)
+    ends = [0, 1000, 1000, 2900, 2901, 4500, 4500]
+    a, b = k_grouped_operands(ends, 300, n, dtype, True, True, torch.Generator().manual_seed(n + 3), tail=3)
+    offs = torch.tensor(ends, dtype=torch.int32)
     for out_dtype in (None, torch.float32):
         poison_next_allocation(len(offs) * 300 * n * 2)
         out = tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)
         check(out, reference.grouped_mm(a, b, offs), dtype)
         assert torch.all(out[0] == 0) and torch.all(out[2] == 0) and torch.all(out[6] == 0)
-
-
-@pytest.mark.parametrize(
-    "n, out_dtype, setting, expected",
-    [(520, None, "", 1), (520, torch.float16, "1", 1), (520, None, "0", 0), (517, None, "", 0), (520, torch.float32, "", 0)],
-)
-def test_k_grouped_store_warps_takes_its_kernel(n, out_dtype, setting, expected, monkeypatch):
-    """Store warps where they fit (128 x 256 tiles, 2-byte outputs, 16-byte aligned rows: bf16
-    inputs into a bf16 or an fp16 output), the consumers' own stores otherwise or under
-    TORCH_GROUPED_STORE_WARPS=0; the forward forms never."""
-    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
-    monkeypatch.setenv("TORCH_GROUPED_STORE_WARPS", setting)
-    a, b, offs = long_and_empty_groups(n, torch.bfloat16)
-    out = []
-    names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)))
-    assert store_warp_kernels(names) == expected, names
-    check(out[0], reference.grouped_mm(a, b, offs), torch.bfloat16)
-    x = torch.randn(600, 256, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(3, 256, 512, device="cuda", dtype=torch.bfloat16)
-    forward = torch.tensor([100, 350, 600], dtype=torch.int32, device="cuda")
-    assert store_warp_kernels(kernels_launched(lambda: tg.grouped_mm(x, w, forward))) == 0
-
-
-def test_store_warps_setting_is_checked(monkeypatch):
-    monkeypatch.setenv("TORCH_GROUPED_STORE_WARPS", "yes")
-    a, b, offs = long_and_empty_groups(520, torch.bfloat16)
-    with pytest.raises(ValueError, match="TORCH_GROUPED_STORE_WARPS must be 0 or 1; got 'yes'"):
-        tg.grouped_mm(a, b, offs.cuda())
 
 
 @pytest.mark.parametrize("tile", ["64x128"])
@@ -567,7 +523,7 @@ def test_k_grouped_all_empty_and_invalid_offsets():
     check(bad, expected, torch.bfloat16)
 
 
-@pytest.mark.parametrize("tile", ["", "128x256c2", "128x128", "128x256+threads"])
+@pytest.mark.parametrize("tile", ["", "128x256c2", "128x128"])
 def test_k_grouped_in_a_cuda_graph(tile, monkeypatch):
     """The weight gradient captured once and replayed with new routing in the same offs, by the
     model's kernel, the clustered one and the narrow one."""

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "../common/checks.h"
-#include "../common/kernel_switch.h"
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
 #include "../sched/group_order.h"
@@ -128,16 +127,9 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
                                           sched::kKGroupedTileOptions);
       },
       sched::kKGroupedTileOptions);
-  // Store warps (kernels/store_warps.cuh: the tiles' stores overlap the next tiles' MMAs) for
-  // 128 x 256 tiles without clusters and 2-byte outputs with 16-byte aligned rows; unset, the
-  // measured rule: always where they fit. TORCH_GROUPED_STORE_WARPS=0: the consumers store
-  // (A/B runs), 1: the same as unset. (A TMA-store variant lost 4-33% on every weight gradient;
-  // H100, session 23.)
-  const bool store_warps_fit = tile.m == 128 && tile.n == 256 && tile.cluster_m == 1 && out.element_size() == 2 &&
-                               n % 8 == 0 && reinterpret_cast<uintptr_t>(out.data_ptr()) % 16 == 0;
-  const bool store_warps = store_warps_fit && on_our_kernel(kernel_switch("TORCH_GROUPED_STORE_WARPS"), true);
+  // (The threads store: a TMA-store variant lost 4-33% on every weight gradient; H100, session 23.)
   const kernels::GroupedGemmKernel kernel =
-      kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.m, tile.n, tile.cluster_m, store_warps);
+      kernels::k_grouped_kernel(input_kind(a.scalar_type()), tile.m, tile.n, tile.cluster_m);
 
   // The per-group maps, 128-byte aligned (the allocator's blocks are 512-byte aligned); straight
   // from the CUDA allocator, as the list API's (through the dispatcher, at::empty costs microseconds).

@@ -39,8 +39,6 @@ TG_DECLARE(grouped_gemm_f16_128x128_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x256_kgrouped)
 TG_DECLARE(grouped_gemm_bf16_128x256c2_kgrouped)
 TG_DECLARE(grouped_gemm_f16_128x256c2_kgrouped)
-TG_DECLARE(grouped_gemm_bf16_128x256s_kgrouped)
-TG_DECLARE(grouped_gemm_f16_128x256s_kgrouped)
 TG_DECLARE(rank2k_bf16_128x128)
 TG_DECLARE(rank2k_f16_128x128)
 TG_DECLARE(rank2k_bf16_128x128c2)
@@ -112,24 +110,20 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
   return {};
 }
 
-GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m, bool store_warps) {
-  // (the last field: store warps)
-#define TG_K_GROUPED(P, M, N, C, S, NAME)                                                                          \
-  GroupedGemmKernel{grouped_gemm_##P##_##NAME##_kgrouped, M, N, C, grouped_gemm_##P##_##NAME##_kgrouped_resident, \
-                    false, 0, 0, false, S}
-#define TG_K_GROUPED_TABLE(P)                                                                      \
-  {TG_K_GROUPED(P, 128, 128, 1, false, 128x128), TG_K_GROUPED(P, 128, 256, 1, false, 128x256),     \
-   TG_K_GROUPED(P, 128, 256, 2, false, 128x256c2), TG_K_GROUPED(P, 128, 256, 1, true, 128x256s)}
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m) {
+#define TG_K_GROUPED(P, M, N, C, NAME) \
+  GroupedGemmKernel{grouped_gemm_##P##_##NAME##_kgrouped, M, N, C, grouped_gemm_##P##_##NAME##_kgrouped_resident, false}
+#define TG_K_GROUPED_TABLE(P) \
+  {TG_K_GROUPED(P, 128, 128, 1, 128x128), TG_K_GROUPED(P, 128, 256, 1, 128x256), TG_K_GROUPED(P, 128, 256, 2, 128x256c2)}
   static const GroupedGemmKernel bf16[] = TG_K_GROUPED_TABLE(bf16), f16[] = TG_K_GROUPED_TABLE(f16);
 #undef TG_K_GROUPED_TABLE
 #undef TG_K_GROUPED
   const GroupedGemmKernel* table = input == InputKind::BFloat16 ? bf16 : f16;
   for (int i = 0; i < int(sizeof(bf16) / sizeof(bf16[0])); ++i) {
     const GroupedGemmKernel& k = table[i];
-    if (k.tile_m == tile_m && k.tile_n == tile_n && k.cluster_m == cluster_m && k.store_warps == store_warps) return k;
+    if (k.tile_m == tile_m && k.tile_n == tile_n && k.cluster_m == cluster_m) return k;
   }
-  TORCH_INTERNAL_ASSERT(false, "K-grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles in clusters of ", cluster_m,
-                        store_warps ? " with store warps" : "");
+  TORCH_INTERNAL_ASSERT(false, "K-grouped GEMM: no kernel with ", tile_m, "x", tile_n, " tiles in clusters of ", cluster_m);
   return {};
 }
 

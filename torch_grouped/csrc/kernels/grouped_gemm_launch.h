@@ -34,8 +34,6 @@ struct GroupedGemmKernel {
   // The 128 x 256 Rank2K kernels: TMA stores through args.c_map where the host sets
   // args.c_map_set (one problem whose output TMA can address), the threads' stores otherwise.
   bool optional_c_map = false;
-  // Store warps (store_warps.cuh): 2-byte outputs whose rows are 16-byte aligned only.
-  bool store_warps = false;
 };
 
 // The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128; with
@@ -44,9 +42,9 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
                                       bool tma_store = false);
 
 // The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128x128 or 128x256 tiles,
-// A M-major, B N-major; cluster_m = 2 (128x256 only): in 2 x 1 clusters that multicast B;
-// `store_warps` (128x256, no clusters): the variant whose tiles store warps write out.
-GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m, bool store_warps = false);
+// A M-major, B N-major, stores by the threads; cluster_m = 2 (128x256 only): in 2 x 1 clusters
+// that multicast B.
+GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);
 
 // The Rank2K (syr2k) kernel: 128 x tile_n tiles (128 or 256), operands K-major; `streamk`: over
 // the work units of args.streamk (one problem), partial tiles in args.workspace; else (128 x 128

@@ -35,7 +35,6 @@
 #include "float_convert.cuh"
 #include "grouped_gemm_args.h"
 #include "row_copy.cuh"
-#include "store_warps.cuh"
 #include "streamk_fixup.cuh"
 #include "tile_walker.cuh"
 #include "unit_timeline.cuh"
@@ -54,7 +53,7 @@ namespace torch_grouped::kernels {
 enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
 
 template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1,
-          bool TmaStore_ = false, bool AKMajor_ = true, bool RowCopies_ = false, bool StoreWarps_ = false>
+          bool TmaStore_ = false, bool AKMajor_ = true, bool RowCopies_ = false>
 struct GroupedGemmConfig {
   using Element = T;
   // BK: one 128-byte swizzled line of K per row (64 half-precision or 32 TF32 elements).
@@ -144,17 +143,7 @@ struct GroupedGemmConfig {
   static_assert(!TmaStore || Consumers == 2, "TMA stores: 128-row tiles");
   static constexpr int EpilogueChunkBytes = 64 * 128;
   static constexpr int EpilogueBuffers = TmaStore ? 2 : 0;
-  // Store warps (store_warps.cuh): the consumers stage the whole tile in 2-byte elements for warps
-  // 1-3 of the producer warpgroup to store, and go on to the next tile; the K-grouped 128 x 256
-  // kernels (short K, long outputs: the MoE weight gradients), 2-byte outputs with 16-byte aligned
-  // rows (the host's choice). The staged tile takes the room of one pipeline stage (3 stages).
-  static constexpr bool StoreWarps = StoreWarps_;
-  static_assert(!StoreWarps || (Mode_ == KernelMode::Grouped && !AKMajor_ && BM_ == 128 && ClusterM_ == 1 &&
-                                !TmaStore_ && sizeof(T) == 2),
-                "store warps: the K-grouped kernels' 128-row tiles, no clusters, 2-byte elements");
-  using Stores = EpilogueStoreWarps<BM_, BN_>;
-  static constexpr int EpilogueWarpgroupBytes =
-      StoreWarps ? BM_ * BN_ * 2 / Consumers : (TmaStore ? EpilogueBuffers * EpilogueChunkBytes : 64 * (32 + 8) * 4);
+  static constexpr int EpilogueWarpgroupBytes = TmaStore ? EpilogueBuffers * EpilogueChunkBytes : 64 * (32 + 8) * 4;
   static constexpr int EpilogueBytes = Consumers * EpilogueWarpgroupBytes;
   // store_tile's loops over a chunk's 16-byte pieces (4 or 5 per thread) left rolled: in the Rank2K
   // kernels, whose epilogue stores every tile twice (itself and its mirror). Unrolled, each copy
@@ -188,7 +177,6 @@ struct GroupedGemmConfig {
     alignas(1024) float epilogue[Consumers][EpilogueWarpgroupBytes / 4];
     typename Pipeline::SharedStorage pipeline;
     int fixup_last[Consumers];  // Stream-K: streamk_fixup.cuh
-    StagedTile staged;          // store warps: the tile in `epilogue`
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
   static_assert(SmemBytes * CtasPerSm <= 227 * 1024, "shared memory beyond an SM's 227 KB");
@@ -445,6 +433,26 @@ __device__ __forceinline__ float to_float(float x) { return x; }
 template <class Element>
 using Rank2KOut = cute::conditional_t<std::is_same_v<Element, cutlass::bfloat16_t>, __nv_bfloat16,
                                       cute::conditional_t<std::is_same_v<Element, cutlass::half_t>, __half, float>>;
+
+// Two adjacent accumulators as two output elements, in one 32-bit (fp32: 64-bit) store.
+template <class Out>
+__device__ __forceinline__ void store_pair(Out* dst, float x, float y) {
+  if constexpr (std::is_same_v<Out, float>) {
+    *reinterpret_cast<float2*>(dst) = make_float2(x, y);
+  } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+    *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(x, y);
+  } else {
+    *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
+  }
+}
+
+// One 16-byte global store. Written out because NVVM split the plain uint4 store of the Rank2K
+// epilogue into four 32-bit stores (it lost the pointer's alignment).
+__device__ __forceinline__ void store_global_16(void* dst, uint4 v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
+}
 
 // Which elements of a tile a store writes: all those inside the problem, or (a diagonal tile of
 // syr2k) only those on one side of the diagonal, in output coordinates.
@@ -923,17 +931,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       continue;
     }
     const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN;
-    if constexpr (Cfg::StoreWarps) {  // (2-byte outputs: the host's choice)
-      const StagedTile tile{q.c + (row0 * q.ldc + col0) * 2, q.ldc, int32_t(cute::min(int64_t(Cfg::BM), q.m - row0)),
-                            int32_t(cute::min(int64_t(Cfg::BN), q.n - col0)), 0};
-      if (p.out_kind == OutKind::BFloat16) {
-        Cfg::Stores::hand_over(acc, coords, reinterpret_cast<__nv_bfloat16*>(smem.epilogue), smem.staged, tile, thread);
-      } else {
-        Cfg::Stores::hand_over(acc, coords, reinterpret_cast<__half*>(smem.epilogue), smem.staged, tile, thread);
-      }
-      timeline.stamp(TimelineEvent::Store, -1);
-      continue;
-    }
     float* stage = smem.epilogue[warpgroup];
     if constexpr (Cfg::TmaStore) {
       // One map per problem (streamk_mm, Batched, List) clips exactly; RaggedM's map spans every
@@ -969,7 +966,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       default: store_tile<__half, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
     }
   }
-  if constexpr (Cfg::StoreWarps) Cfg::Stores::finish(smem.staged, thread);
   timeline.print(warpgroup, thread);
   // The engine must have read the last chunks before the CTA's shared memory goes away.
   if constexpr (Cfg::TmaStore) {
@@ -1021,8 +1017,6 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
         cute::prefetch_tma_descriptor(&p.b_map);
       }
       produce<Cfg>(p, pipeline, smem);
-    } else if constexpr (Cfg::StoreWarps) {
-      Cfg::Stores::run(reinterpret_cast<const uint4*>(smem.epilogue), smem.staged, threadIdx.x - 32);
     }
   } else {
     cutlass::arch::warpgroup_reg_alloc<Cfg::ConsumerRegs>();
@@ -1111,33 +1105,29 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // `NAME_resident` (resident_grouped_gemm_ctas). MODE is Grouped, Rank2K, StreamK or Rank2KStreamK;
 // the _CLUSTER form runs Grouped tiles in CLUSTER_M x 1 clusters, the _TMA_STORE form stores
 // through store_tile_tma (args.c_map), AKMAJOR false reads A M-major.
-#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR, ROW_COPIES, STORE_WARPS) \
+#define TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, AKMAJOR, ROW_COPIES) \
   namespace torch_grouped::kernels {                                                                          \
-  using NAME##_config =                                                                                       \
-      GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR, ROW_COPIES, STORE_WARPS>; \
+  using NAME##_config = GroupedGemmConfig<T, BM, BN, BKMAJOR, KernelMode::MODE, CLUSTER_M, TMA_STORE, AKMAJOR, ROW_COPIES>; \
   void NAME(const GroupedGemmArgs& args, int grid, cudaStream_t stream) {                                     \
     launch_grouped_gemm<NAME##_config>(args, grid, stream);                                                   \
   }                                                                                                           \
   int NAME##_resident(int device) { return resident_grouped_gemm_ctas<NAME##_config>(device); }              \
   }
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true, false, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, false, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CONFIG(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true, false, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, TMA_STORE, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_CLUSTER(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true, false, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, CLUSTER_M, false, true, false)
 #define TORCH_GROUPED_DEFINE_GROUPED_GEMM_TMA_STORE(NAME, T, BM, BN, BKMAJOR, MODE) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true, false, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, MODE, 1, true, true, false)
 // The K-grouped form's kernels: A M-major, B N-major (GroupedForm::RaggedK), stores by the
-// threads, in CLUSTER_M x 1 clusters that multicast B; the _STORE_WARPS form hands its tiles to
-// store warps (store_warps.cuh), without clusters.
+// threads, in CLUSTER_M x 1 clusters that multicast B.
 #define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, CLUSTER_M) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false, false, false)
-#define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM_STORE_WARPS(NAME, T, BM, BN) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, 1, false, false, false, true)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false, false)
 // Stream-K with row copies (row_copy.cuh): 128 x 128 tiles, operands TMA cannot address read
 // where they lie (args.a_rows / b_rows).
 #define TORCH_GROUPED_DEFINE_ROW_COPY_GEMM(NAME, T, BKMAJOR) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 128, 128, BKMAJOR, StreamK, 1, false, true, true, false)
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 128, 128, BKMAJOR, StreamK, 1, false, true, true)
 
 }  // namespace torch_grouped::kernels
