@@ -64,13 +64,15 @@ def with_tf32(fn):
     return run
 
 
-def time_ms(fn: Callable[[], Any], device, rep_ms: int = 100) -> float:
+def time_ms(fn: Callable[[], Any], device, rep_ms: int = 100, warmup_ms: Optional[int] = None) -> float:
     """Median time of one call in milliseconds: CUDA events through triton's do_bench on the GPU
-    (it flushes L2 between calls) over about rep_ms of calls, perf_counter on the CPU."""
+    (it flushes L2 between calls) over about rep_ms of calls after warmup_ms (default rep_ms / 4)
+    of them, perf_counter on the CPU."""
     if on_gpu(device):
         from triton.testing import do_bench
 
-        return float(do_bench(fn, warmup=max(1, rep_ms // 4), rep=rep_ms, return_mode="median"))
+        warmup = max(1, rep_ms // 4) if warmup_ms is None else warmup_ms
+        return float(do_bench(fn, warmup=warmup, rep=rep_ms, return_mode="median"))
     fn()
     samples, start = [], time.perf_counter()
     while len(samples) < 5 or (time.perf_counter() - start < 0.2 and len(samples) < 50):
@@ -80,23 +82,26 @@ def time_ms(fn: Callable[[], Any], device, rep_ms: int = 100) -> float:
     return statistics.median(samples)
 
 
-# On the GPU ours and the peers are timed in turn, GPU_ROUNDS times over, each keeping the median
-# of its rounds (the same ~rep_ms of calls in all). A heavy case moves the GPU's clock under its
-# power cap within a second (H100, session 24: 1389-1979 MHz between matmul shapes; a weight
-# gradient at 1657-1671 MHz, its stores alone at 1979), so a single back-to-back pair of
-# measurements leaned towards whichever ran in the better state (Mixtral's ratio moved
-# 0.93-1.17x between runs).
+# On the GPU ours and the peers are timed in turn, GPU_ROUNDS times over, the order reversed in
+# every other round, each keeping the median of its rounds (the same ~rep_ms of timed calls in
+# all, each round after a full warm-up). A heavy case moves the GPU's clock under its power cap
+# (H100, session 24: 1389-1979 MHz between matmul shapes; a weight gradient at 1657-1671 MHz, its
+# stores alone at 1979), and the clock needs a while to settle after a lighter call (a host-bound
+# loop of `mm`), so a single back-to-back pair of measurements leaned towards whichever ran in the
+# better state (Mixtral's ratio moved 0.93-1.17x between runs).
 GPU_ROUNDS = 3
+GPU_WARMUP_MS = 25
 
 
-def time_in_turn(fns: Dict[str, Callable[[], Any]], device, rep_ms: int = 100) -> Dict[str, float]:
-    """time_ms of each of fns, on the GPU in GPU_ROUNDS interleaved rounds (median of the rounds)."""
+def time_in_turn(fns: Dict[Any, Callable[[], Any]], device, rep_ms: int = 100) -> Dict[Any, float]:
+    """time_ms of each of fns; on the GPU in GPU_ROUNDS rounds of alternating order (median)."""
     if not on_gpu(device):
         return {name: time_ms(fn, device, rep_ms) for name, fn in fns.items()}
-    rounds: Dict[str, list] = {name: [] for name in fns}
-    for _ in range(GPU_ROUNDS):
-        for name, fn in fns.items():
-            rounds[name].append(time_ms(fn, device, max(1, rep_ms // GPU_ROUNDS)))
+    rounds: Dict[Any, list] = {name: [] for name in fns}
+    order = list(fns.items())
+    for r in range(GPU_ROUNDS):
+        for name, fn in (order if r % 2 == 0 else order[::-1]):
+            rounds[name].append(time_ms(fn, device, max(1, rep_ms // GPU_ROUNDS), GPU_WARMUP_MS))
     return {name: statistics.median(times) for name, times in rounds.items()}
 
 
