@@ -440,15 +440,19 @@ def test_k_grouped_many_tiles_per_cta(tile, monkeypatch):
 
 
 def test_k_grouped_takes_its_kernel():
-    """The MoE weight gradient runs our K-grouped kernel (A M-major), and nothing else but the
+    """The MoE weight gradient runs our K-grouped kernel (A M-major; 128 x 256 tiles in 2 x 1
+    clusters, the model's choice for an even count of tile rows), and nothing else but the
     device-side map build."""
     torch.manual_seed(6)
     x = torch.randn(2000, 256, device="cuda", dtype=torch.bfloat16)
     dy = torch.randn(2000, 384, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
     names = kernels_launched(lambda: tg.grouped_mm(x.T, dy, offs))
-    assert matmul_configs(names) == {(1, False, False)}, names
+    assert matmul_configs(names) == {(2, False, False)}, names
     assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
+    # one tile row (M = 100): a pair would pad a whole row of tiles, so the plain kernel
+    names = kernels_launched(lambda: tg.grouped_mm(x[:, :100].T, dy, offs))
+    assert matmul_configs(names) == {(1, False, False)}, names
 
 
 @pytest.mark.parametrize(

@@ -122,8 +122,9 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   };
   const TileOption& tile = chosen_tile(
       [&]() -> const TileOption& {
+        // (a cluster's pair tiles in CTA tiles: a pair past an odd last tile row still runs)
         return sched::choose_uniform_tile(std::max<int64_t>(k / groups, 1), multiprocessor_count(device),
-                                          [&](const TileOption& t) { return tiles(t); },
+                                          [&](const TileOption& t) { return tiles(t, true) * t.cluster_m; },
                                           sched::kKGroupedTileOptions);
       },
       sched::kKGroupedTileOptions);
