@@ -8,7 +8,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, kernels_launched, matmul_configs
+from harness import HOPPER_ONLY, kernels_launched, matmul_configs, matmul_tiles
 
 pytestmark = HOPPER_ONLY
 
@@ -440,19 +440,22 @@ def test_k_grouped_many_tiles_per_cta(tile, monkeypatch):
 
 
 def test_k_grouped_takes_its_kernel():
-    """The MoE weight gradient runs our K-grouped kernel (A M-major; 128 x 256 tiles in 2 x 1
-    clusters, the model's choice for an even count of tile rows), and nothing else but the
-    device-side map build."""
+    """The MoE weight gradient runs our K-grouped kernel (A M-major), and nothing else but the
+    device-side map build. The model's tile (K = 500 per group on average, 132 SMs): 128 x 256 in
+    2 x 1 clusters where it picks 128 x 256 (M = 1024, N = 2048: 256 tiles, two waves either way);
+    plain 128 x 256 where the pairs' padded row would add a wave (M = 384, N = 2816: 132 tiles, one
+    wave, against 88 pairs of two CTAs); 128 x 128 on a short walk (M = 256, N = 384)."""
     torch.manual_seed(6)
-    x = torch.randn(2000, 256, device="cuda", dtype=torch.bfloat16)
-    dy = torch.randn(2000, 384, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(2000, 1024, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(2000, 2816, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
-    names = kernels_launched(lambda: tg.grouped_mm(x.T, dy, offs))
-    assert matmul_configs(names) == {(2, False, False)}, names
-    assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
-    # one tile row (M = 100): a pair would pad a whole row of tiles, so the plain kernel
-    names = kernels_launched(lambda: tg.grouped_mm(x[:, :100].T, dy, offs))
-    assert matmul_configs(names) == {(1, False, False)}, names
+    for m, n, config, tile in [(1024, 2048, (2, False, False), (128, 256)), (384, 2816, (1, False, False), (128, 256)),
+                               (256, 384, (1, False, False), (128, 128))]:
+        out = []
+        names = kernels_launched(lambda: out.append(tg.grouped_mm(x[:, :m].T, dy[:, :n], offs)))
+        assert matmul_configs(names) == {config} and matmul_tiles(names) == {tile}, (m, n, names)
+        assert len(names) == 2, names  # the maps' kernel and the matmul: no copies, no cuBLAS
+        check(out[0], reference.grouped_mm(x[:, :m].T, dy[:, :n], offs.cpu()), torch.bfloat16)
 
 
 @pytest.mark.parametrize(
