@@ -441,15 +441,19 @@ def test_k_grouped_many_tiles_per_cta(tile, monkeypatch):
 
 def test_k_grouped_takes_its_kernel():
     """The MoE weight gradient runs our K-grouped kernel (A M-major), and nothing else but the
-    device-side map build. The model's tile (K = 500 per group on average, 132 SMs): 128 x 256 in
-    2 x 1 clusters where it picks 128 x 256 (M = 1024, N = 2048: 256 tiles, two waves either way);
-    plain 128 x 256 where the pairs' padded row would add a wave (M = 384, N = 2816: 132 tiles, one
-    wave, against 88 pairs of two CTAs); 128 x 128 on a short walk (M = 256, N = 384)."""
+    device-side map build, with the tile model's choice (4 groups, K = 500 each on average):
+    - M = 1024 (8 tile rows, 4 pairs), N = 256·(SMs // 32): as many 128 x 256 tiles as pair tiles'
+      CTAs, one wave, and twice as many 128 x 128 tiles, two waves: 128 x 256 in 2 x 1 clusters;
+    - M = 384 (3 tile rows), N = 256·(SMs // 12): one wave of plain 128 x 256 tiles, but the
+      pairs' padded fourth row would add a wave: plain 128 x 256;
+    - M = 256, N = 384: a short walk, one wave either way: 128 x 128."""
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    wide, padded = 256 * (sms // 32), 256 * (sms // 12)
     torch.manual_seed(6)
     x = torch.randn(2000, 1024, device="cuda", dtype=torch.bfloat16)
-    dy = torch.randn(2000, 2816, device="cuda", dtype=torch.bfloat16)
+    dy = torch.randn(2000, padded, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([500, 500, 1200, 2000], dtype=torch.int32, device="cuda")
-    for m, n, config, tile in [(1024, 2048, (2, False, False), (128, 256)), (384, 2816, (1, False, False), (128, 256)),
+    for m, n, config, tile in [(1024, wide, (2, False, False), (128, 256)), (384, padded, (1, False, False), (128, 256)),
                                (256, 384, (1, False, False), (128, 128))]:
         out = []
         names = kernels_launched(lambda: out.append(tg.grouped_mm(x[:, :m].T, dy[:, :n], offs)))
