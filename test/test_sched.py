@@ -64,6 +64,32 @@ def test_gemm_tile_choice_weighs_depth():
                                    [4096] + [k for _, _, k in shallow], 132) == [128, 128]
 
 
+@pytest.mark.parametrize("sms", [78, 114, 132, 144])
+def test_k_grouped_tile_choice(sms):
+    """The weight gradient's tile model (sched::choose_k_grouped_tile), 4 groups of K = 500: the
+    clustered 128 x 256 kernel where plain 128 x 256 wins and pairing adds no wave, plain 128 x 256
+    where the pairs' padded row would add one, 128 x 128 on a short walk (the shapes of
+    test_grouped_gemm_kernel.py::test_k_grouped_takes_its_kernel)."""
+    assert sched._choose_k_grouped_tile(1024, 256 * (sms // 32), 4, 500, sms) == [128, 256, 2]
+    assert sched._choose_k_grouped_tile(384, 256 * (sms // 12), 4, 500, sms) == [128, 256, 1]
+    assert sched._choose_k_grouped_tile(256, 384, 4, 500, sms) == [128, 128, 1]
+
+
+@pytest.mark.parametrize("name, groups, n, k, tokens", [
+    ("mixtral", 8, 14336, 4096, 16384), ("dsv3 up", 32, 4096, 7168, 8192), ("dsv3 down", 32, 7168, 2048, 8192),
+    ("64 small", 64, 1024, 1024, 8192), ("fp16", 32, 4096, 2048, 8192),
+])
+def test_k_grouped_tile_choice_on_the_benchmark(name, groups, n, k, tokens):
+    """The benchmark's weight gradients (dW[g] = x_g^T dY_g: M = the layer's K, N its N, each
+    expert's K the tokens it got) all run the clustered 128 x 256 kernel on 132 SMs."""
+    assert sched._choose_k_grouped_tile(k, n, groups, tokens // groups, 132) == [128, 256, 2]
+
+
+def test_k_grouped_tile_choice_checks_its_arguments():
+    with pytest.raises(ValueError, match="choose_k_grouped_tile: m, n, groups, k and sms must be positive"):
+        sched._choose_k_grouped_tile(0, 256, 4, 500, 132)
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("mode", ["device", "host"])
 def test_grouped_visits_every_tile_once(seed, mode):

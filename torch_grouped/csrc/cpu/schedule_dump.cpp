@@ -198,6 +198,15 @@ std::vector<int64_t> choose_gemm_tile(at::IntArrayRef m, at::IntArrayRef n, at::
   return {t.m, t.n};
 }
 
+// The tile {m, n, cluster_m} the weight gradient's model picks for `groups` problems of m x n whose K
+// averages k, on `sms` SMs.
+std::vector<int64_t> choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups, int64_t k, int64_t sms) {
+  TORCH_CHECK_VALUE(m > 0 && n > 0 && groups > 0 && k > 0 && sms > 0,
+                    "choose_k_grouped_tile: m, n, groups, k and sms must be positive");
+  const sched::TileOption& t = sched::choose_k_grouped_tile(m, n, groups, k, sms);
+  return {t.m, t.n, t.cluster_m};
+}
+
 // sched::choose_streamk_tile over a 128 x 256 and a 128 x 128 tile (K 64), each with its
 // model's constants a..f: the width `auto` takes for m x n x k on `sms` CTAs.
 int64_t choose_streamk_tile(int64_t m, int64_t n, int64_t k, int64_t sms, at::ArrayRef<double> wide,
@@ -243,6 +252,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_rank2k_cluster", &rank2k_cluster);
   m.impl("_round_robin_makespan", &round_robin_makespan);
   m.impl("_choose_gemm_tile", &choose_gemm_tile);
+  m.impl("_choose_k_grouped_tile", &choose_k_grouped_tile);
   m.impl("_permute_plan", &permute_plan);
   m.impl("_permute_widen", &permute_widen);
   m.impl("_schedule_grouped", &schedule_grouped);

@@ -115,17 +115,9 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   const int ia = operands.add(a, /*transposed=*/true), ib = operands.add(b);
   operands.copy(a.device(), stream, keep);
   if (!operands[ia] || !operands[ib]) return at::Tensor();  // beyond TMA's extents
-  // Tiles of the call: of one CTA (the model's count), or scheduled (a cluster's pair tile once).
-  auto tiles = [&](const TileOption& option, bool scheduled = false) {
-    const sched::TileShape t = scheduled ? option.scheduled() : sched::TileShape{option.m, option.n};
-    return kernels::form_tiles(GroupedForm::RaggedK, m, n, groups, t, 0);
-  };
   const TileOption& tile = chosen_tile(
       [&]() -> const TileOption& {
-        // (a cluster's pair tiles in CTA tiles: a pair past an odd last tile row still runs)
-        return sched::choose_uniform_tile(std::max<int64_t>(k / groups, 1), multiprocessor_count(device),
-                                          [&](const TileOption& t) { return tiles(t, true) * t.cluster_m; },
-                                          sched::kKGroupedTileOptions);
+        return sched::choose_k_grouped_tile(m, n, groups, std::max<int64_t>(k / groups, 1), multiprocessor_count(device));
       },
       sched::kKGroupedTileOptions);
   // (The threads store: a TMA-store variant lost 4-33% on every weight gradient; H100, session 23.)
@@ -157,7 +149,8 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   p.out_kind = out_kind(out.scalar_type());
   // Each group is a whole matmul over its own slabs of A and B, as in the list API.
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kKGroupedPanel)};
-  const int64_t walkers = std::min<int64_t>(kernel.resident(device) / kernel.cluster_m, tiles(tile, /*scheduled=*/true));
+  const int64_t scheduled_tiles = kernels::form_tiles(GroupedForm::RaggedK, m, n, groups, tile.scheduled(), 0);
+  const int64_t walkers = std::min<int64_t>(kernel.resident(device) / kernel.cluster_m, scheduled_tiles);
   kernel.launch(p, static_cast<int>(walkers * kernel.cluster_m), stream);
   return out;
 }

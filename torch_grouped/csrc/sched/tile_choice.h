@@ -2,7 +2,8 @@
 // gemm (groups of known sizes) or grouped_mm (ragged sizes on the device) runs with. The model:
 // the time of one tile is its MACs over the shape's relative WGMMA efficiency, at the rate its CTA
 // gets of an SM, plus a fixed part; the call's time is its busiest CTA's (round-robin deal,
-// grouped_visitor.h). Tested on CPU through the private op grouped::_choose_gemm_tile.
+// grouped_visitor.h). Tested on CPU through the private ops grouped::_choose_gemm_tile and
+// grouped::_choose_k_grouped_tile.
 #pragma once
 #include <vector>
 
@@ -125,6 +126,16 @@ const TileOption& choose_uniform_tile(int64_t k, int64_t sms, TileCountFn tiles,
   return least_time_tile([&](const TileOption& t) {
     return double(ceil_div(tiles(t), sms * t.ctas_per_sm)) * tile_time(t, k);
   }, options);
+}
+
+// The K-grouped form (grouped_mm 2-D x 2-D, the MoE weight gradient): `groups` problems of m x n
+// whose K averages k, on `sms` SMs. A cluster's pair tiles count in CTA tiles: a pair past an odd
+// last tile row still runs (its CTA loads B for its peer), so the clustered kernel, first among
+// the options, wins its ties with plain 128 x 256 unless that padding adds a wave.
+inline const TileOption& choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups, int64_t k, int64_t sms) {
+  return choose_uniform_tile(k, sms, [&](const TileOption& t) {
+    return ceil_div(m, int64_t{t.m} * t.cluster_m) * t.cluster_m * ceil_div(n, int64_t{t.n}) * groups;
+  }, kKGroupedTileOptions);
 }
 
 }  // namespace torch_grouped::sched
