@@ -1,7 +1,8 @@
 """Compile one .cu of the extension for sm_90a with the flags of setup.py and print the resource
 usage (registers, spills, shared memory), without building the whole extension:
     python tools/nvcc_check.py torch_grouped/csrc/cuda/permute_copy.cu [--sass]
-CSRC=<another tree>/torch_grouped/csrc: its headers instead of this checkout's (ptxas of an older revision).
+CSRC=<another tree>/torch_grouped/csrc: its headers instead of this checkout's (ptxas of an older revision);
+pass that tree's .cu as well, since a .cu's own relative includes ("../kernels/...") resolve next to it.
 """
 import glob
 import os
