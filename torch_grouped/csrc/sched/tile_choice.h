@@ -59,9 +59,10 @@ struct TileOption {
 inline constexpr TileOption kTileOptions[] = {{128, 256, 1.0, 1}, {128, 128, 0.92, 1}, {64, 128, 0.85, 2}};
 
 // 128 x 256 tiles in 2 x 1 clusters that multicast B (kernels/grouped_gemm_sm90.cuh). Not weighed
-// by the model: measured on the H100 (session 8) it was 8-16% slower than plain 128 x 256 on the
-// MoE cases and 3% faster only on 8 x 4096^3. Taken when forced (TORCH_GROUPED_TILE=128x256c2) or,
-// with TORCH_GROUPED_CLUSTER=1, wherever the model picks 128 x 256.
+// by the forward forms' and lists' model: measured on the H100 (session 8) it was 8-16% slower than
+// plain 128 x 256 on the MoE cases and 3% faster only on 8 x 4096^3; there it is taken when forced
+// (TORCH_GROUPED_TILE=128x256c2) or, with TORCH_GROUPED_CLUSTER=1, wherever the model picks
+// 128 x 256. The K-grouped form weighs it first (kKGroupedTileOptions).
 inline constexpr TileOption kClusterTile{128, 256, 1.0, 1, 2};
 
 // Those of the K-grouped form (grouped_mm 2-D x 2-D), whose kernels read A M-major. The clustered
@@ -134,7 +135,7 @@ const TileOption& choose_uniform_tile(int64_t k, int64_t sms, TileCountFn tiles,
 // the options, wins its ties with plain 128 x 256 unless that padding adds a wave.
 inline const TileOption& choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups, int64_t k, int64_t sms) {
   return choose_uniform_tile(k, sms, [&](const TileOption& t) {
-    return ceil_div(m, int64_t{t.m} * t.cluster_m) * t.cluster_m * ceil_div(n, int64_t{t.n}) * groups;
+    return GemmTiles{t.scheduled()}.count(m, n) * t.cluster_m * groups;
   }, kKGroupedTileOptions);
 }
 
