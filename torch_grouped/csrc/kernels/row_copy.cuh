@@ -44,30 +44,57 @@ __device__ __forceinline__ void copy_async(uint32_t dst, uintptr_t src, uint32_t
   }
 }
 
+// One cp.async of Width bytes, all of them from `src` (no zero fill: no src-size operand, which
+// the hardware takes from the source address's low bits, so the zero-fill form costs a
+// subtraction, a mask and an add per copy besides the selects of a safe address).
+template <int Width>
+__device__ __forceinline__ void copy_async_whole(uint32_t dst, uintptr_t src) {
+  if constexpr (Width == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(src), "n"(Width) : "memory");
+  }
+}
+
 // The 128 lines of one operand's stage tile, at shared address `stage` (1024-byte aligned), from
 // the 128 producer threads: a line takes 128 / Width lanes, piece e of line ρ going where TMA's
-// 128-byte swizzle puts it (byte e·Width ^ 16·(ρ % 8) of the line). A thread's lines are Passes
-// apart, so its source address steps by a constant and only the first of each box is computed.
+// 128-byte swizzle puts it (byte e·Width ^ 16·(ρ % 8) of the line). A thread's lines are a pass
+// (kStep lines, a multiple of 4) apart, so its source address steps by a constant and only the
+// first of each box is computed; its lines' swizzle rows ρ % 8 are the first's, or (4-byte pieces,
+// 4 lines a pass) the first's ^ 4 on odd passes, since adding 4 modulo 8 flips bit 2.
+//
+// A box wholly inside the operand (all its rows, and its 64 elements of each: every box but those
+// at the M or N edge and the K tail) takes a loop without zero fill or row bounds, about three
+// instructions per copy; the others the general loop, ~13 (the producer's instructions bound the
+// kernel when its tiles are many: H100, session 14).
 template <int Width, bool ColumnBoxes>
 __device__ __forceinline__ void copy_lines(const RowSource& s, const StageRows& g, uint32_t stage, int thread) {
   constexpr int kLanesPerLine = kLineBytes / Width, kStep = 128 / kLanesPerLine;  // lines per pass
   constexpr int kBoxLines = ColumnBoxes ? 64 : 128;
+  static_assert(kStep % 4 == 0, "a thread's swizzle rows are its first's, or that ^ 4");
   const int offset = (thread % kLanesPerLine) * Width, first = thread / kLanesPerLine;
+  const auto swizzled = [&](int j) { return uint32_t(offset ^ (((first ^ (j * kStep)) & 7) << 4)); };
   const int64_t ld_bytes = s.ld * kElementBytes;
+  const int64_t rows_left = s.rows - g.row0;
+  const int rows = int(rows_left <= 0 ? 0 : (rows_left >= kBoxLines ? kBoxLines : rows_left));
 #pragma unroll
   for (int box = 0; box < 128 / kBoxLines; ++box) {
     const int64_t inner = g.inner0 + box * kLineElements;
+    uintptr_t src = reinterpret_cast<uintptr_t>(s.base) + uintptr_t((g.row0 + first) * ld_bytes + inner * kElementBytes + offset);
+    const uint32_t line0 = stage + uint32_t((box * kBoxLines + first) * kLineBytes);
+    const auto dst = [&](int j) { return line0 + uint32_t(j * kStep * kLineBytes) + swizzled(j); };
+    if (rows == kBoxLines && s.inner - inner >= kLineElements) {
+#pragma unroll
+      for (int j = 0; j < kBoxLines / kStep; ++j, src += uintptr_t(kStep * ld_bytes))
+        copy_async_whole<Width>(dst(j), src);
+      continue;
+    }
     const int64_t left = (s.inner - inner) * kElementBytes - offset;  // bytes of this piece's column left in a row
     const uint32_t piece = uint32_t(left <= 0 ? 0 : (left >= Width ? Width : left));
-    const int64_t rows_left = s.rows - g.row0;
-    const int rows = int(rows_left <= 0 ? 0 : (rows_left >= kBoxLines ? kBoxLines : rows_left));
-    uintptr_t src = reinterpret_cast<uintptr_t>(s.base) + uintptr_t((g.row0 + first) * ld_bytes + inner * kElementBytes + offset);
 #pragma unroll
-    for (int i = first; i < kBoxLines; i += kStep, src += uintptr_t(kStep * ld_bytes)) {
-      const int line = box * kBoxLines + i;
-      const uint32_t bytes = i < rows ? piece : 0u;
-      const uint32_t dst = stage + uint32_t(line * kLineBytes + (offset ^ ((line & 7) << 4)));
-      copy_async<Width>(dst, bytes > 0 ? src : reinterpret_cast<uintptr_t>(s.base), bytes);
+    for (int j = 0; j < kBoxLines / kStep; ++j, src += uintptr_t(kStep * ld_bytes)) {
+      const uint32_t bytes = first + j * kStep < rows ? piece : 0u;
+      copy_async<Width>(dst(j), bytes > 0 ? src : reinterpret_cast<uintptr_t>(s.base), bytes);
     }
   }
 }
