@@ -475,6 +475,38 @@ def test_streamk_tile_choice_rejects():
         sched._choose_streamk_tile(128, 0, 128, 132, [1] * 6, [1] * 6)
 
 
+# Where streamk_mm reads operands TMA cannot address by row copies rather than pitched copies
+# (sched::row_copies_pay): the 15 corpus shapes whose rows are 4-byte aligned, each on the side it
+# was measured faster (H100, session 25, benchmarks/NOTES.md), with the pieces its operands take
+# (A: K's bytes, B: N's; 0 where TMA reads the operand).
+@pytest.mark.parametrize("m, n, k, rows", [
+    (1559, 1296, 16966, True), (2063, 1798, 336, True), (734, 6028, 2544, True), (708, 830, 140, True),
+    (527, 1300, 792, True), (497, 212, 47612, True), (5117, 196, 6212, True),
+    (710, 3686, 3282, False), (1051, 2898, 5410, False), (383, 1014, 16638, False), (1379, 3640, 334, False),
+    (938, 5066, 1908, False), (5097, 1734, 2212, False), (8180, 1084, 206, False), (2462, 4928, 286, False),
+])
+def test_row_copies_pay_where_measured(m, n, k, rows):
+    piece = lambda elements: next(w for w in (16, 8, 4) if 2 * elements % w == 0)  # noqa: E731
+    a_width, b_width = (0 if piece(e) == 16 else piece(e) for e in (k, n))
+    assert sched._row_copies_pay(m, n, 132, a_width, b_width) == rows
+
+
+def test_row_copies_pay_rules():
+    """Few tiles (one per 16 CTAs) always; light producer work (load <= 4) where the pitched copies
+    are dear (A's share 1/n >= 1/2750); up to load 6 within one wave; never for both operands in
+    4-byte pieces past one tile per 16 CTAs."""
+    assert sched._row_copies_pay(512, 256, 132, 4, 4)                 # 8 tiles on 132 CTAs
+    assert not sched._row_copies_pay(512, 512, 132, 4, 4)             # 16 tiles, load 8
+    assert sched._row_copies_pay(4096, 2750, 132, 4, 0)               # load 4, share 1/2750
+    assert not sched._row_copies_pay(4096, 2751, 132, 4, 0)
+    assert sched._row_copies_pay(1280, 1280, 132, 8, 4)               # 100 tiles, load 6
+    assert not sched._row_copies_pay(1280, 1280, 64, 8, 4)            # the same past one wave
+    with pytest.raises(ValueError, match="widths are 4, 8 or 16 bytes"):
+        sched._row_copies_pay(128, 128, 132, 2, 0)
+    with pytest.raises(ValueError, match="m, n and grid must be positive"):
+        sched._row_copies_pay(128, 128, 0, 4, 0)
+
+
 class TestScheduleDumps(expecttest.TestCase):
     def test_rank2k_seed_example_3x3_lower(self):
         rows = sched._schedule_rank2k([192], 64, 64, 1, "L").tolist()

@@ -382,11 +382,13 @@ def test_row_copies_graph_replays_with_new_inputs(row_copies):
 
 
 def test_row_copies_takes_its_kernel(monkeypatch):
-    """By default a shape of few tiles (497 x 212: 8 on 132 SMs) whose operands TMA cannot address
-    but whose rows are 4-byte aligned takes the row-copy kernel and no copy kernel, one of many
-    tiles (708 x 830: 42) the pitched copies; TORCH_GROUPED_ROW_COPIES=1 takes the row copies there
-    too, =0 never; a forced 128 x 256 tile or an odd K (2-byte aligned rows) copies; an aligned call
-    never takes them; another value is an error."""
+    """By default (sched::row_copies_pay) a shape of few tiles (497 x 212: 8 on 132 SMs) whose
+    operands TMA cannot address but whose rows are 4-byte aligned takes the row-copy kernel and no
+    copy kernel, as does one wave of 8- and 4-byte pieces (708 x 830: 42 tiles); many tiles with
+    both operands in 4-byte pieces (1051 x 2898: 207) take the pitched copies;
+    TORCH_GROUPED_ROW_COPIES=1 takes the row copies there too, =0 never; a forced 128 x 256 tile or
+    an odd K (2-byte aligned rows) copies; an aligned call never takes them; another value is an
+    error."""
     def taken(a, b):
         names = kernels_launched(lambda: tg.streamk_mm(a, b))
         rows, copies = row_copy_kernels(names), any("pitched_copy" in n for n in names)
@@ -394,9 +396,10 @@ def test_row_copies_takes_its_kernel(monkeypatch):
         return "rows" if rows else "copies"
 
     few = _row_copy_operands(497, 212, 4762, torch.bfloat16, "n_major")
-    many = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
+    wave = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
+    many = _row_copy_operands(1051, 2898, 542, torch.bfloat16, "n_major")
     odd = _row_copy_operands(497, 212, 4763, torch.bfloat16, "n_major")
-    assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "copies", "copies")
+    assert (taken(*few), taken(*wave), taken(*many), taken(*odd)) == ("rows", "rows", "copies", "copies")
     assert torch.ops.grouped._streamk_tile(*few)[1] == 128
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
     assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "rows", "copies")

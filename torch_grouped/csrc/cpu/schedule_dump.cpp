@@ -207,6 +207,16 @@ std::vector<int64_t> choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups,
   return {t.m, t.n, t.cluster_m};
 }
 
+// Whether streamk_mm reads m x n's operands by row copies (sched::row_copies_pay), given the pieces
+// of each operand read so (4, 8 or 16 bytes; 0: TMA reads it) and the grid.
+bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int64_t a_width, int64_t b_width) {
+  const auto piece = [](int64_t w) { return w == 0 || w == 4 || w == 8 || w == 16; };
+  TORCH_CHECK_VALUE(m > 0 && n > 0 && grid > 0, "row_copies_pay: m, n and grid must be positive");
+  TORCH_CHECK_VALUE(piece(a_width) && piece(b_width) && a_width + b_width > 0,
+                    "row_copies_pay: widths are 4, 8 or 16 bytes, or 0 (TMA), and not both 0");
+  return sched::row_copies_pay(m, n, grid, int(a_width), int(b_width));
+}
+
 // sched::choose_streamk_tile over a 128 x 256 and a 128 x 128 tile (K 64), each with its
 // model's constants a..f: the width `auto` takes for m x n x k on `sms` CTAs.
 int64_t choose_streamk_tile(int64_t m, int64_t n, int64_t k, int64_t sms, at::ArrayRef<double> wide,
@@ -259,6 +269,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_schedule_rank2k", &schedule_rank2k);
   m.impl("_schedule_streamk", &schedule_streamk);
   m.impl("_choose_streamk_tile", &choose_streamk_tile);
+  m.impl("_row_copies_pay", &row_copies_pay);
 }
 
 }  // namespace torch_grouped

@@ -149,16 +149,27 @@ inline StreamKPlan replan_for_k(const StreamKPlan& plan, int64_t m, int64_t n, i
   return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, plan.decomposition, plan.splits, plan.grid, may_separate);
 }
 
-// Whether streamk_mm reads the operands TMA cannot address (with 4-byte aligned rows) by row copies
-// into its stages (kernels/row_copy.cuh) rather than through pitched copies: only where its 128 x 128
-// tiles are very few, at most one per sixteen of the `grid` CTAs. There each tile's long K is
-// spread over many CTAs and the operands' bytes set the time, so saving the copy's read and write
-// pays (497 x 212 x 47612, 8 tiles: 109 -> 85 µs); with more tiles the producer warpgroup's copy
-// instructions (about twenty per 4-16 bytes of a line) bound the kernel: 383 x 1014 x 16638 (24
-// tiles) 89 -> 141 µs, the larger corpus shapes 0.44-0.97x the pitched copies' speed (H100,
-// session 14).
-inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid) {
-  return ceil_div(m, 128) * ceil_div(n, 128) * 16 <= grid;
+// Whether streamk_mm reads the operands TMA cannot address (rows 4-byte aligned at least) by row
+// copies into its stages (kernels/row_copy.cuh) rather than through pitched copies. `a_width` and
+// `b_width` are the cp.async pieces (4, 8 or 16 bytes) of the operands read so, 0 for one TMA reads.
+// A pitched copy costs a read and a write of its operand, about 4/n (A) or 4/m (B) of the matmul's
+// time per byte of MACs; the row copies cost the producer warpgroup's copies per K block of a
+// 128 x 128 tile, 16/width per 16 bytes of each row-copied operand (`load`: 2 for one operand of
+// 8-byte pieces, 8 for both of 4). Measured (H100, session 25, 15 corpus shapes, pieces of about
+// 3 instructions each): with load <= 4 the row copies win where the pitched copies are dear
+// (1559 x 1296 x 16966, A by 4-byte pieces: 294 -> 275 µs; 5117 x 196 x 6212 125 -> 113;
+// 2063 x 1798 x 336 25 -> 22) and lose where they are cheap (A of 1379 x 3640 x 334, 2462 x
+// 4928 x 286: +7%, +26%); load 6 or 8 loses wherever the tiles are many (938 x 5066 x 1908 +18%,
+// 1051 x 2898 x 5410 +41%) but wins within one wave (708 x 830 x 140: 14.3 -> 13.0 µs, the copy
+// kernels being most of the difference); at most one tile per 16 CTAs the tiles' long K is spread
+// over many CTAs and the operands' bytes set the time (497 x 212 x 47612, 8 tiles: 109 -> 80 µs).
+inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int b_width) {
+  const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
+  if (tiles * 16 <= grid) return true;
+  const int load = (a_width > 0 ? 16 / a_width : 0) + (b_width > 0 ? 16 / b_width : 0);
+  // the pitched copies' share: sum of 1/n (A) and 1/m (B) >= 1/2750, in integers
+  const bool copies_dear = (a_width > 0 ? 2750 * m : 0) + (b_width > 0 ? 2750 * n : 0) >= m * n;
+  return (load <= 4 && copies_dear) || (load <= 6 && tiles <= grid);
 }
 
 }  // namespace torch_grouped::sched
