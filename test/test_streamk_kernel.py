@@ -296,7 +296,8 @@ def test_dependent_launch_switch():
 # view), copied row by row straight into the kernel's stages (kernels/row_copy.cuh): pieces of 4,
 # 8 and 16 bytes, K and N tails inside a 64-element line and rows past M zero-filled. streamk_mm
 # takes them by default only for very few tiles (sched::row_copies_pay); the tests force them
-# (TORCH_GROUPED_ROW_COPIES=1). Rows only 2-byte aligned (odd K or N) go through pitched copies.
+# (TORCH_GROUPED_ROW_COPIES=1). Rows only 2-byte aligned (odd K or N) go through pitched copies
+# (the other operand's rows still by row copies).
 @pytest.fixture
 def row_copies(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
@@ -333,9 +334,12 @@ def test_row_copies_match_mm(decomposition, m, n, k, row_copies):
 
 
 # (m, n, k, B layout): every case has an operand TMA cannot address, so the two runs below take
-# different paths; in (1000, 136, 136) only the offset B (A goes through TMA beside its row copies).
+# different paths; in (1000, 136, 136) only the offset B (A goes through TMA beside its row copies);
+# in the last two one operand's rows are 2-byte aligned (an odd K, an odd N): a pitched copy of it
+# beside the other's row copies.
 BITWISE_CASES = [(m, n, k, layout) for m, n, k in [(333, 78, 5002), (708, 830, 140)]
-                 for layout in ("n_major", "k_major", "offset")] + [(1000, 136, 136, "offset")]
+                 for layout in ("n_major", "k_major", "offset")] + [
+    (1000, 136, 136, "offset"), (333, 78, 5001, "n_major"), (333, 77, 5002, "n_major")]
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
@@ -386,29 +390,29 @@ def test_row_copies_takes_its_kernel(monkeypatch):
     operands TMA cannot address but whose rows are 4-byte aligned takes the row-copy kernel and no
     copy kernel, as does one wave of 8- and 4-byte pieces (708 x 830: 42 tiles); many tiles with
     both operands in 4-byte pieces (1051 x 2898: 207) take the pitched copies;
-    TORCH_GROUPED_ROW_COPIES=1 takes the row copies there too, =0 never; a forced 128 x 256 tile or
-    an odd K (2-byte aligned rows) copies; an aligned call never takes them; another value is an
-    error."""
+    TORCH_GROUPED_ROW_COPIES=1 takes the row copies there too, =0 never; a forced 128 x 256 tile
+    copies; an odd K (A's rows 2-byte aligned) copies A beside B's row copies; an aligned call never
+    takes them; another value is an error."""
     def taken(a, b):
         names = kernels_launched(lambda: tg.streamk_mm(a, b))
         rows, copies = row_copy_kernels(names), any("pitched_copy" in n for n in names)
-        assert rows + copies == 1, names
-        return "rows" if rows else "copies"
+        assert rows <= 1 and (rows or copies), names
+        return "both" if rows and copies else "rows" if rows else "copies"
 
     few = _row_copy_operands(497, 212, 4762, torch.bfloat16, "n_major")
     wave = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
     many = _row_copy_operands(1051, 2898, 542, torch.bfloat16, "n_major")
     odd = _row_copy_operands(497, 212, 4763, torch.bfloat16, "n_major")
-    assert (taken(*few), taken(*wave), taken(*many), taken(*odd)) == ("rows", "rows", "copies", "copies")
+    assert (taken(*few), taken(*wave), taken(*many), taken(*odd)) == ("rows", "rows", "copies", "both")
     assert torch.ops.grouped._streamk_tile(*few)[1] == 128
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
-    assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "rows", "copies")
+    assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "rows", "both")
     assert torch.ops.grouped._streamk_tile(*many)[1] == 128
     with monkeypatch.context() as env:
         env.setenv("TORCH_GROUPED_STREAMK_TILE", "128x256")
         assert taken(*few) == "copies"
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
-    assert (taken(*few), taken(*many)) == ("copies", "copies")
+    assert (taken(*few), taken(*many), taken(*odd)) == ("copies", "copies", "copies")
     aligned = _row_copy_operands(704, 832, 144, torch.bfloat16, "n_major")
     assert row_copy_kernels(kernels_launched(lambda: tg.streamk_mm(*aligned))) == 0
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "yes")

@@ -94,8 +94,8 @@ int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bo
 // The operands the row-copy kernel reads in place (kernels/row_copy.cuh), when streamk_mm takes it:
 // an operand TMA cannot address whose rows are contiguous and 4-byte aligned (an even K or N) is
 // copied row by row into the kernel's stages instead of into a pitched buffer first, with 128 x 128
-// tiles, when every operand can be read so and sched::row_copies_pay says so for the shape and the
-// pieces.
+// tiles, when sched::row_copies_pay says so for the shape and the pieces (an operand TMA cannot
+// address whose rows are only 2-byte aligned still goes through a pitched copy, beside them).
 // TORCH_GROUPED_ROW_COPIES=1 takes them wherever they can read the operands, =0 never (the
 // benchmarks' A/B runs); a forced 128 x 256 tile (TORCH_GROUPED_STREAMK_TILE) copies.
 struct RowCopies {
@@ -113,9 +113,9 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   const bool a_tma = StagedOperands::addressable(a), b_tma = StagedOperands::addressable(b, k_major);
   if (!a_tma) r.a = StagedOperands::row_source(a);
   if (!b_tma) r.b = StagedOperands::row_source(b, k_major);
-  // Both operands must then be readable: where one can be read neither way (rows not contiguous,
-  // or only 2-byte aligned: an odd K or N) both go through the pitched copies and TMA.
-  if (!(a_tma || r.a) || !(b_tma || r.b)) return {};
+  // An operand that can be read neither way (rows not contiguous, or only 2-byte aligned: an odd K
+  // or N) goes through a pitched copy and TMA beside the other's row copies.
+  if (!r.on()) return {};
   const auto width = [](const std::optional<kernels::RowSource>& s) { return s ? int(s->width) : 0; };
   if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), grid, width(r.a), width(r.b))) return {};
   return r;
