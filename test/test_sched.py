@@ -476,31 +476,49 @@ def test_streamk_tile_choice_rejects():
 
 
 # Where streamk_mm reads operands TMA cannot address by row copies rather than pitched copies
-# (sched::row_copies_pay): the 15 corpus shapes whose rows are 4-byte aligned, each on the side it
+# (sched::row_copies_pay): corpus shapes with an operand of 4-byte aligned rows, each on the side it
 # was measured faster (H100, session 25, benchmarks/NOTES.md), with the pieces its operands take
-# (A: K's bytes, B: N's; 0 where TMA reads the operand).
+# (A: K's bytes, B: N's; 0 where TMA reads the operand, or where its rows are only 2-byte aligned
+# and it goes through a pitched copy beside the other's row copies). Three wins beside a pitched
+# copy are left to the copies (1126 x 980 x 40163, 1160 x 3356 x 3217, 471 x 1447 x 15562: the rule
+# would take six losses with them); all 22 such shapes are listed.
 @pytest.mark.parametrize("m, n, k, rows", [
+    # both operands readable by rows or TMA
     (1559, 1296, 16966, True), (2063, 1798, 336, True), (734, 6028, 2544, True), (708, 830, 140, True),
     (527, 1300, 792, True), (497, 212, 47612, True), (5117, 196, 6212, True),
     (710, 3686, 3282, False), (1051, 2898, 5410, False), (383, 1014, 16638, False), (1379, 3640, 334, False),
     (938, 5066, 1908, False), (5097, 1734, 2212, False), (8180, 1084, 206, False), (2462, 4928, 286, False),
+    # one operand of 2-byte aligned rows (odd K or N), pitched
+    (5796, 193, 9436, True), (673, 289, 40150, True), (154, 1234, 24001, True),
+    (210, 1035, 3118, False), (4576, 196, 515, False), (1249, 2671, 15426, False), (2909, 1467, 572, False),
+    (1413, 142, 10793, False), (581, 741, 1540, False), (1104, 142, 519, False), (904, 951, 534, False),
+    (378, 964, 3107, False), (3976, 3686, 4155, False), (6652, 990, 11459, False), (5137, 158, 1115, False),
+    (557, 3141, 150, False), (1069, 500, 851, False), (1111, 777, 1044, False), (838, 2954, 415, False),
+    (1126, 980, 40163, False), (1160, 3356, 3217, False), (471, 1447, 15562, False),
 ])
 def test_row_copies_pay_where_measured(m, n, k, rows):
-    piece = lambda elements: next(w for w in (16, 8, 4) if 2 * elements % w == 0)  # noqa: E731
-    a_width, b_width = (0 if piece(e) == 16 else piece(e) for e in (k, n))
-    assert sched._row_copies_pay(m, n, 132, a_width, b_width) == rows
+    piece = lambda elements: next(w for w in (16, 8, 4, 2) if 2 * elements % w == 0)  # noqa: E731
+    a_width, b_width = (piece(e) for e in (k, n))
+    beside = 2 in (a_width, b_width)
+    a_width, b_width = (0 if w in (2, 16) else w for w in (a_width, b_width))
+    assert sched._row_copies_pay(m, n, 132, a_width, b_width, pitched_beside=beside) == rows
 
 
 def test_row_copies_pay_rules():
     """Few tiles (one per 16 CTAs) always; light producer work (load <= 4) where the pitched copies
     are dear (A's share 1/n >= 1/2750); up to load 6 within one wave; never for both operands in
-    4-byte pieces past one tile per 16 CTAs."""
+    4-byte pieces past one tile per 16 CTAs; beside another operand's pitched copy only where this
+    one's copy would be most of the work."""
     assert sched._row_copies_pay(512, 256, 132, 4, 4)                 # 8 tiles on 132 CTAs
     assert not sched._row_copies_pay(512, 512, 132, 4, 4)             # 16 tiles, load 8
     assert sched._row_copies_pay(4096, 2750, 132, 4, 0)               # load 4, share 1/2750
     assert not sched._row_copies_pay(4096, 2751, 132, 4, 0)
     assert sched._row_copies_pay(1280, 1280, 132, 8, 4)               # 100 tiles, load 6
     assert not sched._row_copies_pay(1280, 1280, 64, 8, 4)            # the same past one wave
+    # beside a pitched copy: only a share >= 8 (A alone: n <= 343), or few tiles
+    assert sched._row_copies_pay(4096, 343, 132, 4, 0, pitched_beside=True)
+    assert not sched._row_copies_pay(4096, 344, 132, 4, 0, pitched_beside=True)
+    assert sched._row_copies_pay(512, 256, 132, 0, 4, pitched_beside=True)
     with pytest.raises(ValueError, match="widths are 4, 8 or 16 bytes"):
         sched._row_copies_pay(128, 128, 132, 2, 0)
     with pytest.raises(ValueError, match="m, n and grid must be positive"):

@@ -208,13 +208,14 @@ std::vector<int64_t> choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups,
 }
 
 // Whether streamk_mm reads m x n's operands by row copies (sched::row_copies_pay), given the pieces
-// of each operand read so (4, 8 or 16 bytes; 0: TMA reads it) and the grid.
-bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int64_t a_width, int64_t b_width) {
+// of each operand read so (4, 8 or 16 bytes; 0: TMA reads it), the grid, and whether the other
+// operand goes through a pitched copy anyway.
+bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int64_t a_width, int64_t b_width, bool pitched_beside) {
   const auto piece = [](int64_t w) { return w == 0 || w == 4 || w == 8 || w == 16; };
   TORCH_CHECK_VALUE(m > 0 && n > 0 && grid > 0, "row_copies_pay: m, n and grid must be positive");
   TORCH_CHECK_VALUE(piece(a_width) && piece(b_width) && a_width + b_width > 0,
                     "row_copies_pay: widths are 4, 8 or 16 bytes, or 0 (TMA), and not both 0");
-  return sched::row_copies_pay(m, n, grid, int(a_width), int(b_width));
+  return sched::row_copies_pay(m, n, grid, int(a_width), int(b_width), pitched_beside);
 }
 
 // sched::choose_streamk_tile over a 128 x 256 and a 128 x 128 tile (K 64), each with its

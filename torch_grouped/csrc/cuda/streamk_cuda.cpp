@@ -117,7 +117,9 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   // or N) goes through a pitched copy and TMA beside the other's row copies.
   if (!r.on()) return {};
   const auto width = [](const std::optional<kernels::RowSource>& s) { return s ? int(s->width) : 0; };
-  if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), grid, width(r.a), width(r.b))) return {};
+  const bool pitched_beside = !(a_tma || r.a) || !(b_tma || r.b);
+  if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), grid, width(r.a), width(r.b), pitched_beside))
+    return {};
   return r;
 }
 

@@ -151,25 +151,33 @@ inline StreamKPlan replan_for_k(const StreamKPlan& plan, int64_t m, int64_t n, i
 
 // Whether streamk_mm reads the operands TMA cannot address (rows 4-byte aligned at least) by row
 // copies into its stages (kernels/row_copy.cuh) rather than through pitched copies. `a_width` and
-// `b_width` are the cp.async pieces (4, 8 or 16 bytes) of the operands read so, 0 for one TMA reads.
-// A pitched copy costs a read and a write of its operand, about 4/n (A) or 4/m (B) of the matmul's
-// time per byte of MACs; the row copies cost the producer warpgroup's copies per K block of a
-// 128 x 128 tile, 16/width per 16 bytes of each row-copied operand (`load`: 2 for one operand of
-// 8-byte pieces, 8 for both of 4). Measured (H100, session 25, 15 corpus shapes, pieces of about
-// 3 instructions each): with load <= 4 the row copies win where the pitched copies are dear
-// (1559 x 1296 x 16966, A by 4-byte pieces: 294 -> 275 µs; 5117 x 196 x 6212 125 -> 113;
-// 2063 x 1798 x 336 25 -> 22) and lose where they are cheap (A of 1379 x 3640 x 334, 2462 x
-// 4928 x 286: +7%, +26%); load 6 or 8 loses wherever the tiles are many (938 x 5066 x 1908 +18%,
-// 1051 x 2898 x 5410 +41%) but wins within one wave (708 x 830 x 140: 14.3 -> 13.0 µs, the copy
-// kernels being most of the difference); at most one tile per 16 CTAs the tiles' long K is spread
-// over many CTAs and the operands' bytes set the time (497 x 212 x 47612, 8 tiles: 109 -> 80 µs).
-inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int b_width) {
+// `b_width` are the cp.async pieces (4, 8 or 16 bytes) of the operands read so, 0 for one TMA reads;
+// `pitched_beside`: the other operand's rows are only 2-byte aligned (an odd K or N), so it goes
+// through a pitched copy whichever way this one goes. Measured on the 37 corpus shapes with an
+// operand of 4-byte aligned rows (H100, session 25, benchmarks/NOTES.md; row copies of about three
+// instructions a piece, 128 x 128 tiles against the pitched copies and `auto`'s tile):
+// - a pitched copy costs a read and a write of its operand, a share of about 1/n (A) or 1/m (B) of
+//   the matmul's time ("share" below, in units of 1/2750); the row copies cost the producer
+//   warpgroup's copies, per 16 bytes of a row-copied operand 16/width of them ("load": 2 for one
+//   operand of 8-byte pieces, 8 for both of 4), and the 128 x 128 tile where `auto` may take
+//   128 x 256;
+// - at most one tile per 16 CTAs the tiles' long K is spread over many CTAs and the operands'
+//   bytes set the time: row copies (497 x 212 x 47612, 8 tiles: 109 -> 80 µs);
+// - both operands readable: with load <= 4 they win where the copies are dear (share >= 1:
+//   1559 x 1296 x 16966 294 -> 275 µs, 5117 x 196 x 6212 125 -> 113) and lose where they are cheap
+//   (A of 2462 x 4928 x 286 +26%); load 6 or 8 loses wherever the tiles are many (1051 x 2898 x
+//   5410 +41%) but wins within one wave (708 x 830 x 140: 14.3 -> 13.0 µs: no copy kernel at all);
+// - beside a pitched copy (whose kernel stays) they win only where their operand's copy is most
+//   of the work, share >= 8 (154 x 1234 x 24001 127 -> 79 µs, 5796 x 193 x 9436 189 -> 130) and
+//   lose on 13 of the other 19 (210 x 1035 x 3118 +52%; wins left out: 1126 x 980 x 40163 -24%,
+//   1160 x 3356 x 3217 -14%).
+inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int b_width, bool pitched_beside) {
   const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
   if (tiles * 16 <= grid) return true;
+  const int64_t share = (a_width > 0 ? 2750 * m : 0) + (b_width > 0 ? 2750 * n : 0);  // x m·n/2750
+  if (pitched_beside) return share >= 8 * m * n;
   const int load = (a_width > 0 ? 16 / a_width : 0) + (b_width > 0 ? 16 / b_width : 0);
-  // the pitched copies' share: sum of 1/n (A) and 1/m (B) >= 1/2750, in integers
-  const bool copies_dear = (a_width > 0 ? 2750 * m : 0) + (b_width > 0 ? 2750 * n : 0) >= m * n;
-  return (load <= 4 && copies_dear) || (load <= 6 && tiles <= grid);
+  return (load <= 4 && share >= m * n) || (load <= 6 && tiles <= grid);
 }
 
 }  // namespace torch_grouped::sched
