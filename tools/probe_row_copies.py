@@ -1,6 +1,6 @@
 """streamk_mm on operands TMA cannot address (an even K or N that is not a multiple of 8 takes the
-row-copy kernel: with TORCH_GROUPED_ROW_COPIES=1 on any shape, by default only on very few tiles;
-=0 takes the pitched copies), for Nsight Compute:
+row-copy kernel: with TORCH_GROUPED_ROW_COPIES=1 on any shape, by default where
+sched::row_copies_pay says so; =0 takes the pitched copies), for Nsight Compute:
     TORCH_GROUPED_ROW_COPIES=1 ncu -k regex:grouped_gemm --launch-skip 1 --launch-count 1 \
         python3 tools/probe_row_copies.py M N K
 (each call runs twice, the first warms up)."""
