@@ -295,7 +295,7 @@ def test_dependent_launch_switch():
 # Operands TMA cannot address whose rows start on 4-byte boundaries (an even K or N, an offset
 # view), copied row by row straight into the kernel's stages (kernels/row_copy.cuh): pieces of 4,
 # 8 and 16 bytes, K and N tails inside a 64-element line and rows past M zero-filled. streamk_mm
-# takes them by default only for very few tiles (sched::row_copies_pay); the tests force them
+# takes them by default where sched::row_copies_pay says they pay; the tests force them
 # (TORCH_GROUPED_ROW_COPIES=1). Rows only 2-byte aligned (odd K or N) go through pitched copies
 # (the other operand's rows still by row copies).
 @pytest.fixture

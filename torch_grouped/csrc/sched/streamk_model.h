@@ -169,8 +169,8 @@ inline StreamKPlan replan_for_k(const StreamKPlan& plan, int64_t m, int64_t n, i
 //   5410 +41%) but wins within one wave (708 x 830 x 140: 14.3 -> 13.0 µs: no copy kernel at all);
 // - beside a pitched copy (whose kernel stays) they win only where their operand's copy is most
 //   of the work, share >= 8 (154 x 1234 x 24001 127 -> 79 µs, 5796 x 193 x 9436 189 -> 130) and
-//   lose on 13 of the other 19 (210 x 1035 x 3118 +52%; wins left out: 1126 x 980 x 40163 -24%,
-//   1160 x 3356 x 3217 -14%).
+//   lose on 15 of the other 19 (210 x 1035 x 3118 +52%; wins left out: 1126 x 980 x 40163 -24%,
+//   1160 x 3356 x 3217 -14%, which no threshold takes without eight of the losses).
 inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int b_width, bool pitched_beside) {
   const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
   if (tiles * 16 <= grid) return true;
