@@ -3,7 +3,9 @@ the Stream-K model is judged and fitted by (calibrate_streamk.py reads its JSON)
 
     python benchmarks/streamk_sweep.py [--device cuda|cpu] [--shapes 1024x1024x16384,...] [--out FILE.json]
 
-Under TORCH_GROUPED_STREAMK_TILE=128x128 it sweeps the narrow tile's plans (the JSON says which).
+Under TORCH_GROUPED_STREAMK_TILE=128x128 it sweeps the narrow tile's plans (the JSON says which);
+under TORCH_GROUPED_ROW_COPIES=1 as well, on shapes with an operand TMA cannot address but whose
+rows are 4-byte aligned, the row-copy kernel's plans (calibrate_streamk.py --rows fits its model).
 
 Per shape and configuration: the median time (µs, common.time_ms) and the plan's model features
 (from the private op _schedule_streamk, the plan the op runs). Each configuration's result is
@@ -250,7 +252,10 @@ def run(device, shapes=None, out=None, rep_ms=100):
     print(f"sweep took {took:.0f} s" + (" (over 90 s: --rep 50 about halves it)" if took > 90 else ""))
     data = {"device": name, "device_kind": "cuda" if gpu else "cpu", "sms": sms, "torch": torch.__version__,
             "seconds": took, "rep_ms": rep_ms, "records": records,
-            "streamk_tile": os.environ.get("TORCH_GROUPED_STREAMK_TILE") or "default"}
+            "streamk_tile": os.environ.get("TORCH_GROUPED_STREAMK_TILE") or "default",
+            # "1": every configuration ran the row-copy kernel where it can read the operands
+            # (the sweep calibrate_streamk.py --rows fits that kernel's model on)
+            "row_copies": os.environ.get("TORCH_GROUPED_ROW_COPIES") or "default"}
     if out:
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         with open(out, "w") as f:

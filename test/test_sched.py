@@ -479,7 +479,8 @@ def test_streamk_tile_choice_rejects():
 # (sched::row_copies_pay): corpus shapes with an operand of 4-byte aligned rows, each on the side it
 # was measured faster (H100, session 25, benchmarks/NOTES.md), with the pieces its operands take
 # (A: K's bytes, B: N's; 0 where TMA reads the operand, or where its rows are only 2-byte aligned
-# and it goes through a pitched copy beside the other's row copies). Four wins beside a pitched
+# and it goes through a pitched copy beside the other's row copies; 383 x 1014 x 16638 in session
+# 26, once `auto` weighed the row-copy kernel's plans with its own model). Four wins beside a pitched
 # copy are left to the copies (1126 x 980 x 40163 -24%, 1160 x 3356 x 3217 -14%, 471 x 1447 x
 # 15562 -3%, 557 x 3141 x 150 -2%: a threshold on the share low enough for the first two would
 # take eight of the 15 losses with them); all 22 such shapes are listed.
@@ -487,7 +488,8 @@ def test_streamk_tile_choice_rejects():
     # both operands readable by rows or TMA
     (1559, 1296, 16966, True), (2063, 1798, 336, True), (734, 6028, 2544, True), (708, 830, 140, True),
     (527, 1300, 792, True), (497, 212, 47612, True), (5117, 196, 6212, True),
-    (710, 3686, 3282, False), (1051, 2898, 5410, False), (383, 1014, 16638, False), (1379, 3640, 334, False),
+    (383, 1014, 16638, True),  # (session 26: with the row-copy kernel's own model; copies before)
+    (710, 3686, 3282, False), (1051, 2898, 5410, False), (1379, 3640, 334, False),
     (938, 5066, 1908, False), (5097, 1734, 2212, False), (8180, 1084, 206, False), (2462, 4928, 286, False),
     # one operand of 2-byte aligned rows (odd K or N), pitched
     (5796, 193, 9436, True), (673, 289, 40150, True), (154, 1234, 24001, True),
@@ -507,11 +509,12 @@ def test_row_copies_pay_where_measured(m, n, k, rows):
 
 def test_row_copies_pay_rules():
     """Few tiles (one per 16 CTAs) always; light producer work (load <= 4) where the pitched copies
-    are dear (A's share 1/n >= 1/2750); up to load 6 within one wave; never for both operands in
-    4-byte pieces past one tile per 16 CTAs; beside another operand's pitched copy only where this
-    one's copy would be most of the work."""
+    are dear (A's share 1/n >= 1/2750); any load within one wave; never for both operands in
+    4-byte pieces past one wave; beside another operand's pitched copy only where this one's copy
+    would be most of the work."""
     assert sched._row_copies_pay(512, 256, 132, 4, 4)                 # 8 tiles on 132 CTAs
-    assert not sched._row_copies_pay(512, 512, 132, 4, 4)             # 16 tiles, load 8
+    assert sched._row_copies_pay(1408, 1408, 132, 4, 4)               # 121 tiles, load 8
+    assert not sched._row_copies_pay(1536, 1536, 132, 4, 4)           # 144 tiles, load 8
     assert sched._row_copies_pay(4096, 2750, 132, 4, 0)               # load 4, share 1/2750
     assert not sched._row_copies_pay(4096, 2751, 132, 4, 0)
     assert sched._row_copies_pay(1280, 1280, 132, 8, 4)               # 100 tiles, load 6

@@ -43,15 +43,15 @@ using kernels::kStreamKTileM;
 StreamKModels models_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel, sched::StreamKModel{}};
+  StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel, sched::kDefaultRowsModel, sched::StreamKModel{}};
   for (const auto& c : sched::kStreamKCalibrations)
-    if (std::strcmp(c.device_name, prop.name) == 0) fitted.wide = c.wide, fitted.narrow = c.narrow;
+    if (std::strcmp(c.device_name, prop.name) == 0) fitted.wide = c.wide, fitted.narrow = c.narrow, fitted.rows = c.rows;
   // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
   fitted.rank2k = fitted.wide;
   fitted.rank2k.c *= 0.5;
   if (const sched::StreamKModel* rank2k = sched::rank2k_calibrated_model(prop.name)) fitted.rank2k = *rank2k;
   return {streamk_model_from_env(fitted.wide), streamk_model_from_env(fitted.narrow, kStreamKNarrowModelVariable),
-          fitted.rank2k};
+          streamk_model_from_env(fitted.rows, kStreamKRowsModelVariable), fitted.rank2k};
 }
 
 }  // namespace
@@ -236,8 +236,10 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // 3xTF32's K loop is three passes over the operands: `auto` chooses as for one pass (see
   // sched::replan_for_k), then that plan runs the whole loop.
   const int64_t passes = o.k_passes, pass_k = o.k / passes;
-  p.streamk = resolve_streamk_plan_cached(tile_n == 256 ? models.wide : models.narrow, d, is_auto, splits, m, n, pass_k,
-                                          kStreamKTileM, tile_n, o.tile_k, g, /*may_separate=*/true);
+  // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
+  const sched::StreamKModel& model = o.rows.on() ? models.rows : (tile_n == 256 ? models.wide : models.narrow);
+  p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, kStreamKTileM, tile_n, o.tile_k, g,
+                                          /*may_separate=*/true);
   if (passes > 1) p.streamk = sched::replan_for_k(p.streamk, m, n, o.k, kStreamKTileM, tile_n, o.tile_k, /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
   p.m = m, p.n = n, p.k = o.k;

@@ -22,6 +22,7 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
 struct StreamKModels {
   sched::StreamKModel wide;    // streamk_mm, 128 x 256 tiles
   sched::StreamKModel narrow;  // streamk_mm, 128 x 128 tiles
+  sched::StreamKModel rows;    // streamk_mm, the row-copy kernel (128 x 128 tiles)
   sched::StreamKModel rank2k;  // syr2k's one-problem plan (sched/rank2k_calibration.h)
 };
 

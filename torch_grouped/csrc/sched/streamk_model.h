@@ -38,6 +38,12 @@ struct StreamKModel {
 // 0.66; session 12's fit), the other terms as the wide tile's.
 inline constexpr StreamKModel kDefaultNarrowModel{2.7, 3.0, 0.66, 1.5, 0.0, 0.0};
 
+// The row-copy kernel's (128 x 128 tiles, operands copied row by row into the stages by the
+// producer warpgroup: kernels/row_copy.cuh) on a GPU without a calibration of it: the narrow
+// tile's, an iteration 2.5 times as dear (the H100's fitted ratio, 0.99 against 0.40 µs: the
+// producer's copies bound the K loop; session 26).
+inline constexpr StreamKModel kDefaultRowsModel{2.7, 3.0, 1.65, 1.5, 0.0, 0.0};
+
 // The fp32 partial tiles of `tile_elements` elements that `stats` counts beyond one per cut tile, in MB.
 inline double extra_partials_mb(const FixupStats& stats, int64_t tile_elements) {
   return static_cast<double>(stats.extra_partials) * static_cast<double>(tile_elements) * 4.0 / (1 << 20);
@@ -166,7 +172,9 @@ inline StreamKPlan replan_for_k(const StreamKPlan& plan, int64_t m, int64_t n, i
 // - both operands readable: with load <= 4 they win where the copies are dear (share >= 1:
 //   1559 x 1296 x 16966 294 -> 275 µs, 5117 x 196 x 6212 125 -> 113) and lose where they are cheap
 //   (A of 2462 x 4928 x 286 +26%); load 6 or 8 loses wherever the tiles are many (1051 x 2898 x
-//   5410 +41%) but wins within one wave (708 x 830 x 140: 14.3 -> 13.0 µs: no copy kernel at all);
+//   5410 +41%) but wins within one wave (708 x 830 x 140: 14.3 -> 13.0 µs: no copy kernel at all;
+//   383 x 1014 x 16638, load 8: 89 -> 81 µs once `auto` weighs the row-copy kernel's plans with
+//   its own model, which takes Stream-K there: session 26);
 // - beside a pitched copy (whose kernel stays) they win only where their operand's copy is most
 //   of the work, share >= 8 (154 x 1234 x 24001 127 -> 79 µs, 5796 x 193 x 9436 189 -> 130) and
 //   lose on 15 of the other 19 (210 x 1035 x 3118 +52%; wins left out: 1126 x 980 x 40163 -24%,
@@ -177,7 +185,7 @@ inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int 
   const int64_t share = (a_width > 0 ? 2750 * m : 0) + (b_width > 0 ? 2750 * n : 0);  // x m·n/2750
   if (pitched_beside) return share >= 8 * m * n;
   const int load = (a_width > 0 ? 16 / a_width : 0) + (b_width > 0 ? 16 / b_width : 0);
-  return (load <= 4 && share >= m * n) || (load <= 6 && tiles <= grid);
+  return (load <= 4 && share >= m * n) || tiles <= grid;
 }
 
 }  // namespace torch_grouped::sched
