@@ -6,7 +6,7 @@ end times and the K loop's µs per block. Stamps taken after the first CTAs fini
 by their printing.
     python3 tools/timeline.py syr2k N K        (the environment picks the tile and decomposition:
                                                 TORCH_GROUPED_SYR2K_TILE, _DECOMPOSITION)
-    python3 tools/timeline.py streamk_mm M N K
+    python3 tools/timeline.py streamk_mm M N K [DECOMPOSITION [SPLITS]]   (default auto)
     python3 tools/timeline.py --log FILE       (lines "TL ..." that a run printed)"""
 import collections
 import os
@@ -75,7 +75,8 @@ def main(args):
     import torch
     import torch_grouped as tg
 
-    op, sizes = args[0], [int(x) for x in args[1:]]
+    op = args[0]
+    sizes = [int(x) for x in args[1:4 if op == "streamk_mm" else 3]]
     if op == "syr2k":
         n, k = sizes
         a, b = (torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for _ in range(2))
@@ -84,7 +85,8 @@ def main(args):
         m, n, k = sizes
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-        run = lambda: tg.streamk_mm(a, b)
+        decomposition, splits = (args[4:5] or ["auto"])[0], int((args[5:6] or [0])[0])
+        run = lambda: tg.streamk_mm(a, b, decomposition=decomposition, splits=splits)
     else:
         sys.exit(__doc__)
     summarise(capture(run))
