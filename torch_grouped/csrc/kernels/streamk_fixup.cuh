@@ -49,12 +49,14 @@ struct StreamKFixup {
     CUTE_UNROLL
     for (int j = 0; j < int(cute::size(acc)) / 4; ++j)
       dst[j * 128 + lane] = make_float4(acc(4 * j), acc(4 * j + 1), acc(4 * j + 2), acc(4 * j + 3));
-    // The barrier orders every thread's stores before lane 0's fenced release (the pattern of
-    // CUTLASS's generic barrier); lane 0's acquire, then the second barrier, order the last
-    // arriver's reads after every other segment's stores.
+    // The barrier orders every thread's stores before lane 0's release, which is cumulative (the
+    // pattern of CUTLASS's generic barrier: a CTA barrier, then one thread's fence.acq_rel.gpu and
+    // atomic); lane 0's acquire, then the second barrier, order the last arriver's reads after
+    // every other segment's stores. The read-modify-write's own acq_rel is the only fence: an
+    // extra __threadfence() before it was a fence.sc.gpu (MEMBAR.SC.GPU, ERRBAR and an L1
+    // invalidation) on every partial's way out.
     cutlass::arch::NamedBarrier::sync(128, barrier);
     if (lane == 0) {
-      __threadfence();
       cuda::atomic_ref<int32_t, cuda::thread_scope_device> count(counters[counter * consumers + warpgroup]);
       const bool last = count.fetch_add(1, cuda::memory_order_acq_rel) == arrivals - 1;
       if (last) count.store(0, cuda::memory_order_relaxed);  // ready for the next launch
