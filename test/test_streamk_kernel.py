@@ -272,6 +272,23 @@ def test_dependent_launch_chain(decomposition):
         x = y
 
 
+def test_dependent_launch_chain_through_the_separate_fixup():
+    """The separate fixup kernel launches as a programmatic dependent of the matmul kernel: it
+    must wait for every partial before summing (a tile of ~66 segments here), and the next call's
+    matmul reads its output at once."""
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(130, 20000, generator=g).to("cuda", torch.bfloat16)
+    b = torch.randn(20000, 250, generator=g).to("cuda", torch.bfloat16) / 100
+    c = torch.randn(250, 20000, generator=g).to("cuda", torch.bfloat16) / 10
+    assert uses_separate_fixup(130, 250, 20000, "stream_k", 0)
+    for _ in range(3):
+        poison()
+        y = tg.streamk_mm(a, b, decomposition="stream_k")
+        z = tg.streamk_mm(y, c)
+        check(y, a, b)
+        check(z, y, c)
+
+
 def test_dependent_launch_switch():
     """TORCH_GROUPED_PDL=0 launches the matmul kernels plainly, with bitwise the same results (a
     fresh process each: the switch is read once); another value is an error."""

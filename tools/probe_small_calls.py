@@ -4,8 +4,9 @@ sees it (L2 flushed between calls) and as a CUDA graph of 20 calls replays it (t
 back to back), for `auto`, data_parallel on every SM and on as many CTAs as tiles, and K from one
 block up (the intercept is the fixed cost). Run it once as is and once with TORCH_GROUPED_PDL=0.
 With --kernels, the GPU kernels of one `auto` call of each shape instead (torch.profiler, mean µs
-of 20 calls): the operand copies, the matmul and the separate fixup apart.
-    PYTHONPATH=$PWD python3 tools/probe_small_calls.py [--kernels MxNxK ...]"""
+of 20 calls): the operand copies, the matmul and the separate fixup apart; with --trace, where
+each kernel of one call starts and ends after an L2 flush.
+    PYTHONPATH=$PWD python3 tools/probe_small_calls.py [--kernels | --trace MxNxK ...]"""
 import os
 import sys
 
@@ -37,6 +38,40 @@ def kernels(shapes):
         print(f"{shape}: " + "; ".join(f"{name[:70]} x{count} {us:.2f} us" for name, us, count in parts), flush=True)
 
 
+def trace(shapes):
+    """One `auto` call per shape after an L2 flush (as do_bench times it), its kernels as the
+    profiler's trace places them: start and end µs from the first kernel's start, so that the gaps
+    between the operand copy, the matmul and the separate fixup show (a kernel launched as a
+    programmatic dependent starts early and waits inside)."""
+    import json
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    gen = torch.Generator().manual_seed(0)
+    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    for shape in shapes:
+        m, n, k = (int(v) for v in shape.split("x"))
+        a = torch.randn(m, k, generator=gen).to("cuda", torch.bfloat16)
+        b = torch.randn(k, n, generator=gen).to("cuda", torch.bfloat16)
+        for _ in range(5):
+            tg.streamk_mm(a, b)
+        for rep in range(3):
+            flush.zero_()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                tg.streamk_mm(a, b)
+                torch.cuda.synchronize()
+            with tempfile.NamedTemporaryFile(suffix=".json") as f:
+                prof.export_chrome_trace(f.name)
+                events = [e for e in json.load(open(f.name))["traceEvents"] if e.get("cat") == "kernel"]
+            t0 = min(e["ts"] for e in events)
+            parts = [f"{e['name'].split('<')[0].split('(')[0][-28:]} {e['ts'] - t0:.1f}-{e['ts'] - t0 + e['dur']:.1f}"
+                     for e in sorted(events, key=lambda e: e["ts"])]
+            end = max(e["ts"] + e["dur"] for e in events) - t0
+            print(f"{shape} #{rep}: total {end:.1f} us: " + "; ".join(parts), flush=True)
+
+
 def main():
     print("TORCH_GROUPED_PDL =", os.environ.get("TORCH_GROUPED_PDL", "(unset)"))
     print(f"{'shape':20s} {'variant':18s} {'do_bench':>9s} {'graph':>7s}  (µs per call)")
@@ -58,5 +93,7 @@ def main():
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--kernels":
         kernels(sys.argv[2:])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--trace":
+        trace(sys.argv[2:])
     else:
         main()

@@ -4,9 +4,12 @@
 // 4l .. 4l + 3 over the segments of part w in K order, 16-byte loads from L2; warp 0 then adds
 // the parts in order and stores the four elements. A tile of 128 x 128 spreads over 128 blocks,
 // so a 132-segment fixup reads its 8.6 MB of partials on every SM at once, where the last
-// arriving CTA read them one after another.
+// arriving CTA read them one after another. It launches as a programmatic dependent of the
+// matmul kernel (kernels/dependent_launch.cuh): its blocks take the SMs the matmul's CTAs leave
+// and wait there for the matmul's partials, rather than being launched once the matmul is done.
 #include <c10/cuda/CUDAException.h>
 
+#include "../kernels/dependent_launch.cuh"
 #include "../kernels/float_convert.cuh"
 #include "streamk_reduce.h"
 
@@ -22,6 +25,8 @@ template <class Out>
 __global__ void __launch_bounds__(32 * kWarps) streamk_reduce_kernel(const sched::StreamKPlan plan, const float* workspace,
                                                                       int tile_m, int tile_n, StreamKOutput out) {
   __shared__ float4 part_sums[kWarps][32];
+  kernels::wait_for_prior_grid();  // the matmul's partials
+  kernels::allow_dependent_launch();
   const int64_t tile_floats = int64_t(tile_m) * tile_n, blocks_per_tile = tile_floats / kElementsPerBlock;
   const int64_t tile = blockIdx.x / blocks_per_tile;
   const int64_t segments = plan.segments(tile);
@@ -76,18 +81,23 @@ void launch_streamk_reduce(const sched::StreamKPlan& plan, const float* workspac
   const int64_t blocks = candidates * (int64_t(tile_m) * tile_n / kElementsPerBlock);
   if (blocks == 0) return;
   TORCH_CHECK(blocks < (int64_t{1} << 31), "streamk_mm: too many cut tiles for the fixup kernel");
+  cudaLaunchAttribute dependent;
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks)), config.blockDim = dim3(32 * kWarps), config.stream = stream;
+  config.attrs = &dependent, config.numAttrs = kernels::dependent_launch_enabled() ? 1 : 0;
   switch (out.kind) {
     case kernels::OutKind::BFloat16:
-      streamk_reduce_kernel<__nv_bfloat16><<<blocks, 32 * kWarps, 0, stream>>>(plan, workspace, tile_m, tile_n, out);
+      C10_CUDA_CHECK(cudaLaunchKernelEx(&config, streamk_reduce_kernel<__nv_bfloat16>, plan, workspace, tile_m, tile_n, out));
       break;
     case kernels::OutKind::Half:
-      streamk_reduce_kernel<__half><<<blocks, 32 * kWarps, 0, stream>>>(plan, workspace, tile_m, tile_n, out);
+      C10_CUDA_CHECK(cudaLaunchKernelEx(&config, streamk_reduce_kernel<__half>, plan, workspace, tile_m, tile_n, out));
       break;
     case kernels::OutKind::Float:  // fp32 inputs through TF32
-      streamk_reduce_kernel<float><<<blocks, 32 * kWarps, 0, stream>>>(plan, workspace, tile_m, tile_n, out);
+      C10_CUDA_CHECK(cudaLaunchKernelEx(&config, streamk_reduce_kernel<float>, plan, workspace, tile_m, tile_n, out));
       break;
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace torch_grouped

@@ -1033,19 +1033,6 @@ void prepare_grouped_gemm(int device) {
   allow_dynamic_smem(grouped_gemm_sm90_kernel<Cfg>, Cfg::SmemBytes, device, done);
 }
 
-// Whether the matmul kernels launch as programmatic dependents of the kernel before them
-// (dependent_launch.cuh): TORCH_GROUPED_PDL=0 turns it off (A/B runs); unset or 1: on. Read once.
-inline bool dependent_launch_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TORCH_GROUPED_PDL");
-    if (v == nullptr || *v == '\0') return true;
-    const std::string value(v);
-    TORCH_CHECK_VALUE(value == "0" || value == "1", "TORCH_GROUPED_PDL must be 0 or 1; got '", value, "'");
-    return value == "1";
-  }();
-  return enabled;
-}
-
 // The launch configuration of `grid` CTAs on `stream`: clusters where the configuration has them,
 // and the programmatic-dependent attribute when `dependent` (`attrs` holds the attributes).
 template <class Cfg>
