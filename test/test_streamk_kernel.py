@@ -402,6 +402,32 @@ def test_row_copies_graph_replays_with_new_inputs(row_copies):
     check(out, a, b)
 
 
+def test_row_copies_plan_with_their_own_model():
+    """`auto` plans the row-copy kernel with its own model (the H100's fitted `rows` entry, or
+    TORCH_GROUPED_STREAMK_MODEL_ROWS), not the 128 x 128 TMA kernel's: with the rows model making
+    cut tiles dear `auto` is bitwise the data-parallel plan, with it making only iterations count
+    the Stream-K plan on every SM, whatever TORCH_GROUPED_STREAMK_MODEL_NARROW says (a fresh process
+    each: the models are read once); a malformed value is an error."""
+    script = ("import torch, torch_grouped as tg\n"
+              "g = torch.Generator().manual_seed(0)\n"
+              "a = torch.randn(497, 4762, generator=g).cuda().bfloat16()\n"  # 8 tiles, K and N in 4-byte rows
+              "b = torch.randn(4762, 212, generator=g).cuda().bfloat16()\n"
+              "auto, dp, sk = (tg.streamk_mm(a, b, decomposition=d) for d in ('auto', 'data_parallel', 'stream_k'))\n"
+              "print(torch.equal(auto, dp), torch.equal(auto, sk), torch.equal(dp, sk))\n")
+    cut_dear, iterations_only = "0,1000,0,1000,1000,1000", "0,0,1,0"
+
+    def run(rows, narrow):
+        env = {**os.environ, "TORCH_GROUPED_STREAMK_MODEL_ROWS": rows, "TORCH_GROUPED_STREAMK_MODEL_NARROW": narrow}
+        return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+
+    data_parallel, stream_k = run(cut_dear, iterations_only), run(iterations_only, cut_dear)
+    assert data_parallel.returncode == 0 and stream_k.returncode == 0, data_parallel.stderr + stream_k.stderr
+    assert data_parallel.stdout.split() == ["True", "False", "False"]
+    assert stream_k.stdout.split() == ["False", "True", "False"]
+    bad = run("1,2,x", iterations_only)
+    assert bad.returncode != 0 and "TORCH_GROUPED_STREAMK_MODEL_ROWS must be four or six" in bad.stderr
+
+
 def test_row_copies_takes_its_kernel(monkeypatch):
     """By default (sched::row_copies_pay) a shape of few tiles (497 x 212: 8 on 132 SMs) whose
     operands TMA cannot address but whose rows are 4-byte aligned takes the row-copy kernel and no
