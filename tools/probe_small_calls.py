@@ -19,9 +19,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from probe_odd_n import graph_us  # noqa: E402  (µs per call of a CUDA graph of 20 calls)
 
 
-def kernels(shapes):
-    from torch.profiler import ProfilerActivity, profile
-
+def warmed(shapes):
+    """(shape, a, b) for each "MxNxK": bf16 operands on the GPU, five `auto` calls made with them."""
     gen = torch.Generator().manual_seed(0)
     for shape in shapes:
         m, n, k = (int(v) for v in shape.split("x"))
@@ -30,6 +29,13 @@ def kernels(shapes):
         for _ in range(5):
             tg.streamk_mm(a, b)
         torch.cuda.synchronize()
+        yield shape, a, b
+
+
+def kernels(shapes):
+    from torch.profiler import ProfilerActivity, profile
+
+    for shape, a, b in warmed(shapes):
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for _ in range(20):
                 tg.streamk_mm(a, b)
@@ -48,14 +54,8 @@ def trace(shapes):
 
     from torch.profiler import ProfilerActivity, profile
 
-    gen = torch.Generator().manual_seed(0)
     flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    for shape in shapes:
-        m, n, k = (int(v) for v in shape.split("x"))
-        a = torch.randn(m, k, generator=gen).to("cuda", torch.bfloat16)
-        b = torch.randn(k, n, generator=gen).to("cuda", torch.bfloat16)
-        for _ in range(5):
-            tg.streamk_mm(a, b)
+    for shape, a, b in warmed(shapes):
         for rep in range(3):
             flush.zero_()
             torch.cuda.synchronize()
