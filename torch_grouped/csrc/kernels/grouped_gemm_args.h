@@ -172,9 +172,25 @@ TG_HOST_DEVICE RaggedRange ragged_range(int32_t g, int32_t groups, int64_t total
   return {start, end};
 }
 
+// Batch `g` of the Batched form as a problem. (The Stream-K kernels, whose form is always this
+// one, call it directly: resolve_group's switch on the form costs a lone tile's CTA dependent
+// reads of the kernel parameters before its first load.)
+TG_HOST_DEVICE GroupProblem batched_problem(const GroupedGemmArgs& p, int32_t g) {
+  GroupProblem q{};
+  q.a = &p.a_map;
+  q.b = &p.b_map;
+  q.ldc = p.ldc;
+  q.m = p.m, q.n = p.n, q.k = p.k;
+  q.a_batch = q.b_batch = g;
+  q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * out_element_size(p.out_kind);
+  q.c_in = p.c_in, q.ldc_in = p.ldc_in;
+  return q;
+}
+
 // Group `g` of the call as a problem.
 template <class ReadOffset>
 TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, ReadOffset read) {
+  if (p.form == GroupedForm::Batched) return batched_problem(p, g);
   GroupProblem q{};
   const int64_t es = out_element_size(p.out_kind);
   q.a = &p.a_map;
@@ -186,13 +202,6 @@ TG_HOST_DEVICE GroupProblem resolve_group(const GroupedGemmArgs& p, int32_t g, R
     q.a = p.a_maps + g, q.b = p.b_maps + g;
     q.c = static_cast<char*>(lg.c), q.ldc = lg.ldc;
     q.c_in = lg.c_in, q.ldc_in = lg.ldc_in;
-    return q;
-  }
-  if (p.form == GroupedForm::Batched) {
-    q.m = p.m, q.n = p.n, q.k = p.k;
-    q.a_batch = q.b_batch = g;
-    q.c = static_cast<char*>(p.c) + g * p.c_batch_stride * es;
-    q.c_in = p.c_in, q.ldc_in = p.ldc_in;
     return q;
   }
   if (p.form == GroupedForm::RaggedK) {

@@ -223,8 +223,7 @@ struct StreamKUnits {
   GroupProblem q;
   sched::StreamKCursor cursor;
   __device__ explicit StreamKUnits(const GroupedGemmArgs& p)
-      : plan(p.streamk), triangle(p.triangle), q(resolve_group(p, 0, [](int32_t) { return int64_t{0}; })),
-        cursor(p.streamk.begin(blockIdx.x)) {}
+      : plan(p.streamk), triangle(p.triangle), q(batched_problem(p, 0)), cursor(p.streamk.begin(blockIdx.x)) {}
   __device__ __forceinline__ bool next(WorkUnit& u) {
     sched::StreamKWorkUnit w;
     if (!plan.next(blockIdx.x, cursor, w)) return false;
@@ -232,7 +231,10 @@ struct StreamKUnits {
     if constexpr (Cfg::Rank2K) {
       u.tile = triangle.coord(0, q.n, q.n, w.tile);
     } else {
-      u.tile = sched::TileCoord{0, int32_t(w.tile / plan.tiles_n), int32_t(w.tile % plan.tiles_n), true};
+      // (32-bit: an output that fits in a GPU's memory has fewer than 2^23 tiles; the 64-bit
+      // division is a longer dependent chain on the way to a CTA's first load)
+      const uint32_t tile = uint32_t(w.tile), tiles_n = uint32_t(plan.tiles_n), tile_m = tile / tiles_n;
+      u.tile = sched::TileCoord{0, int32_t(tile_m), int32_t(tile - tile_m * tiles_n), true};
     }
     u.kb_begin = int32_t(w.k_begin), u.kb_end = int32_t(w.k_end);
     u.linear_tile = w.tile, u.slot = w.slot, u.segment = w.segment;
@@ -242,6 +244,13 @@ struct StreamKUnits {
 
 template <class Cfg>
 using WorkUnits = cute::conditional_t<Cfg::StreamK, StreamKUnits<Cfg>, TileUnits<Cfg>>;
+
+// The call's form; a constant in the Stream-K kernels (their one problem is Batched, which
+// launch_grouped_gemm checks), so that they carry no code of the other forms.
+template <class Cfg>
+__device__ __forceinline__ GroupedForm form_of(const GroupedGemmArgs& p) {
+  return Cfg::StreamK ? GroupedForm::Batched : p.form;
+}
 
 constexpr uint64_t kEvictNormal = 0x1000000000000000ull;  // TMA::CacheHintSm90::EVICT_NORMAL
 
@@ -291,68 +300,89 @@ __device__ __forceinline__ void load_b(const CUtensorMap* map, int32_t batch, ui
   }
 }
 
+// Where the TMA producer stands: its pipeline state and the list group whose tensor maps it
+// acquired (-1: none).
+template <class Cfg>
+struct LoadState {
+  typename Cfg::Pipeline::PipelineState stage = cutlass::make_producer_start_state<typename Cfg::Pipeline>();
+  int32_t acquired = -1;
+};
+
+// Before the first load of unit `u`: per-group maps were patched by a kernel through the generic
+// proxy (csrc/cuda/list_maps.cu, k_grouped_maps.cu), so the producer acquires them once per group.
+template <class Cfg>
+__device__ __forceinline__ void acquire_unit_maps(const GroupedGemmArgs& p, const WorkUnit& u, LoadState<Cfg>& s) {
+  const GroupedForm form = form_of<Cfg>(p);
+  const bool group_maps = form == GroupedForm::List || (!Cfg::AKMajor && form == GroupedForm::RaggedK);
+  if (group_maps && u.tile.group != s.acquired && u.q.k > 0) {
+    cute::tma_descriptor_fence_acquire(u.q.a);
+    cute::tma_descriptor_fence_acquire(u.q.b);
+    s.acquired = u.tile.group;
+  }
+}
+
+// K block `kb` of unit `u` (the pipeline's transaction leader only): waits for a free stage and
+// issues the TMA loads of its A and B tiles.
+template <class Cfg>
+__device__ __forceinline__ void load_k_block(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
+                                             typename Cfg::SharedStorage& smem, LoadState<Cfg>& s, const WorkUnit& u,
+                                             int32_t kb) {
+  using T = typename Cfg::Element;
+  const GroupProblem& q = u.q;
+  const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // of one pass
+  const int32_t row = q.a_row + u.tile.tile_m * Cfg::BM, col = q.b_col + u.tile.tile_n * Cfg::BN;
+  pipeline.producer_acquire(s.stage);
+  uint64_t* bar = pipeline.producer_get_barrier(s.stage);
+  T* a = smem.a + s.stage.index() * Cfg::BM * Cfg::BK;
+  T* b = smem.b + s.stage.index() * Cfg::BN * Cfg::BK;
+  ++s.stage;
+  if constexpr (Cfg::Rank2K) {
+    // First pass A_i B_jᵀ, second pass B_i A_jᵀ: the same maps with their roles swapped.
+    const bool second = kb >= kblocks;
+    int32_t k_in_a = (second ? kb - kblocks : kb) * Cfg::BK, k_in_b = k_in_a;
+    if constexpr (sizeof(T) == 4) {
+      if (p.tf32_split) split_k_coords(second ? kb - kblocks : kb, kblocks / 3, Cfg::BK, k_in_a, k_in_b);
+    }
+    load_a_k_major<Cfg>(second ? q.b : q.a, 0, bar, a, second ? k_in_b : k_in_a, row);
+    load_b<Cfg>(second ? q.a : q.b, 0, bar, b, second ? k_in_a : k_in_b, col);
+  } else if constexpr (Cfg::AKMajor) {
+    int32_t k_in_a = kb * Cfg::BK, k_in_b = k_in_a;
+    if constexpr (sizeof(T) == 4) {  // 3xTF32 (gemm, streamk_mm): a's parts hi, hi, lo against b's hi, lo, hi
+      if (p.tf32_split) split_k_coords(kb, kblocks / 3, Cfg::BK, k_in_a, k_in_b);
+    }
+    load_a_k_major<Cfg>(q.a, q.a_batch, bar, a, k_in_a, row);
+    load_b<Cfg>(q.b, q.b_batch, bar, b, k_in_b, col);
+  } else {
+    // The K-grouped form: A M-major in 64-row boxes, B N-major (its group's own maps); the
+    // group's K starts at k_origin.
+    const int32_t k0 = q.k_origin + kb * Cfg::BK;
+#pragma unroll
+    for (int j = 0; j < Cfg::BM / 64; ++j)
+      cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a + j * 64 * Cfg::BK, row + 64 * j, k0, q.a_batch);
+    load_b<Cfg>(q.b, q.b_batch, bar, b, k0, col);
+  }
+}
+
+// The TMA producer (warp 0; thread 0 issues): the loads of every K block of the CTA's units.
 template <class Cfg>
 __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem) {
-  using T = typename Cfg::Element;
-  WorkUnits<Cfg> units(p);
-  auto state = cutlass::make_producer_start_state<typename Cfg::Pipeline>();
   const bool leader = threadIdx.x == 0;  // the pipeline's transaction leader
+  WorkUnits<Cfg> units(p);
   WorkUnit u;
-  int32_t acquired = -1;  // the list group whose tensor maps this thread has acquired
+  LoadState<Cfg> s;
   while (units.next(u)) {
-    const GroupProblem& q = u.q;
-    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // of one pass
-    const bool group_maps = p.form == GroupedForm::List || (!Cfg::AKMajor && p.form == GroupedForm::RaggedK);
-    if (group_maps && leader && u.tile.group != acquired && kblocks > 0) {
-      // Per-group maps were patched by a kernel through the generic proxy (csrc/cuda/list_maps.cu,
-      // k_grouped_maps.cu).
-      cute::tma_descriptor_fence_acquire(q.a);
-      cute::tma_descriptor_fence_acquire(q.b);
-      acquired = u.tile.group;
-    }
-    const int32_t row = q.a_row + u.tile.tile_m * Cfg::BM, col = q.b_col + u.tile.tile_n * Cfg::BN;
-    for (int32_t kb = u.kb_begin; kb < u.kb_end && leader; ++kb) {
-      pipeline.producer_acquire(state);
-      uint64_t* bar = pipeline.producer_get_barrier(state);
-      T* a = smem.a + state.index() * Cfg::BM * Cfg::BK;
-      T* b = smem.b + state.index() * Cfg::BN * Cfg::BK;
-      if constexpr (Cfg::Rank2K) {
-        // First pass A_i B_jᵀ, second pass B_i A_jᵀ: the same maps with their roles swapped.
-        const bool second = kb >= kblocks;
-        int32_t k_in_a = (second ? kb - kblocks : kb) * Cfg::BK, k_in_b = k_in_a;
-        if constexpr (sizeof(T) == 4) {
-          if (p.tf32_split) split_k_coords(second ? kb - kblocks : kb, kblocks / 3, Cfg::BK, k_in_a, k_in_b);
-        }
-        load_a_k_major<Cfg>(second ? q.b : q.a, 0, bar, a, second ? k_in_b : k_in_a, row);
-        load_b<Cfg>(second ? q.a : q.b, 0, bar, b, second ? k_in_a : k_in_b, col);
-        ++state;
-        continue;
-      }
-      if constexpr (Cfg::AKMajor) {
-        int32_t k_in_a = kb * Cfg::BK, k_in_b = k_in_a;
-        if constexpr (sizeof(T) == 4) {  // 3xTF32 (gemm, streamk_mm): a's parts hi, hi, lo against b's hi, lo, hi
-          if (p.tf32_split) split_k_coords(kb, kblocks / 3, Cfg::BK, k_in_a, k_in_b);
-        }
-        load_a_k_major<Cfg>(q.a, q.a_batch, bar, a, k_in_a, row);
-        load_b<Cfg>(q.b, q.b_batch, bar, b, k_in_b, col);
-      } else {
-        // The K-grouped form: A M-major in 64-row boxes, B N-major (its group's own maps); the
-        // group's K starts at k_origin.
-        const int32_t k0 = q.k_origin + kb * Cfg::BK;
-#pragma unroll
-        for (int j = 0; j < Cfg::BM / 64; ++j)
-          cute::SM90_TMA_LOAD_3D::copy(q.a, bar, kEvictNormal, a + j * 64 * Cfg::BK, row + 64 * j, k0, q.a_batch);
-        load_b<Cfg>(q.b, q.b_batch, bar, b, k0, col);
-      }
-      ++state;
+    if (leader) {
+      acquire_unit_maps<Cfg>(p, u, s);
+#pragma unroll 1  // (unrolled, it grew the producer's code 7-fold for nothing: it waits on stages)
+      for (int32_t kb = u.kb_begin; kb < u.kb_end; ++kb) load_k_block<Cfg>(p, pipeline, smem, s, u, kb);
     }
     __syncwarp();
   }
   // With clusters the peer's consumers release this CTA's stages and its multicasts land here:
   // the CTA may exit only once every stage it filled has been released by both.
   if constexpr (Cfg::ClusterM > 1) {
-    if (leader) pipeline.producer_tail(state);
+    if (leader) pipeline.producer_tail(s.stage);
   }
 }
 
@@ -936,15 +966,16 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       // One map per problem (streamk_mm, Batched, List) clips exactly; RaggedM's map spans every
       // group's rows, so a warpgroup's 64 rows go through TMA only when they lie inside the group.
       // (RaggedN, whose column groups a box would cross, never runs this variant.)
-      const bool exact = Cfg::StreamK || p.form == GroupedForm::Batched || p.form == GroupedForm::List;
-      if (exact || (p.form == GroupedForm::RaggedM && row0 + Cfg::first_row(warpgroup) + 64 <= q.m)) {
+      const GroupedForm form = form_of<Cfg>(p);
+      const bool exact = form == GroupedForm::Batched || form == GroupedForm::List;
+      if (exact || (form == GroupedForm::RaggedM && row0 + Cfg::first_row(warpgroup) + 64 <= q.m)) {
         // The problem's place in its output map (derived here rather than carried by every
         // GroupProblem, which would cost the other kernels registers): a list group has its own
         // map, a batch its coordinate, a row group its first row.
-        const bool list = p.form == GroupedForm::List;
+        const bool list = form == GroupedForm::List;
         const CUtensorMap* map = list ? p.c_maps + u.tile.group : &p.c_map;
-        const int32_t batch = p.form == GroupedForm::Batched ? q.a_batch : 0;
-        const int64_t row = (p.form == GroupedForm::RaggedM ? q.a_row : 0) + row0;
+        const int32_t batch = form == GroupedForm::Batched ? q.a_batch : 0;
+        const int64_t row = (form == GroupedForm::RaggedM ? q.a_row : 0) + row0;
         if (list && thread % 128 == 0 && u.tile.group != c_acquired) {
           cute::tma_descriptor_fence_acquire(map);  // patched by a kernel through the generic proxy
           c_acquired = u.tile.group;
@@ -973,6 +1004,17 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   }
 }
 
+// The operand maps that are kernel parameters into the TMA unit's descriptor cache: both, except
+// for the forms whose maps are per group in device memory (List, RaggedK), and for the row
+// copies the operand that has one.
+template <class Cfg>
+__device__ __forceinline__ void prefetch_operand_maps(const GroupedGemmArgs& p) {
+  const GroupedForm form = form_of<Cfg>(p);
+  if (form == GroupedForm::List || form == GroupedForm::RaggedK) return;
+  if (!Cfg::RowCopies || p.a_rows.base == nullptr) cute::prefetch_tma_descriptor(&p.a_map);
+  if (!Cfg::RowCopies || p.b_rows.base == nullptr) cute::prefetch_tma_descriptor(&p.b_map);
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm90_kernel(const __grid_constant__ GroupedGemmArgs p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -997,6 +1039,9 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
   } else {
     __syncthreads();
   }
+  // The operands' maps (kernel parameters, whatever the previous kernel writes) on their way into
+  // the TMA unit's descriptor cache.
+  if (threadIdx.x == 0) prefetch_operand_maps<Cfg>(p);
   // Launched as a programmatic dependent (launch_grouped_gemm): everything above overlapped the
   // previous kernel's tail; its writes (operand copies, device-built tensor maps, the output's
   // producer) are visible after the wait. The next kernel may then start its own prologue.
@@ -1006,16 +1051,8 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
   if (warpgroup == 0) {
     cutlass::arch::warpgroup_reg_dealloc<Cfg::ProducerRegs>();
     if constexpr (Cfg::RowCopies) {
-      if (threadIdx.x == 0) {
-        if (p.a_rows.base == nullptr) cute::prefetch_tma_descriptor(&p.a_map);
-        if (p.b_rows.base == nullptr) cute::prefetch_tma_descriptor(&p.b_map);
-      }
       produce_row_copies<Cfg>(p, pipeline, smem, threadIdx.x);
     } else if (threadIdx.x < 32) {
-      if (p.form != GroupedForm::List && p.form != GroupedForm::RaggedK && threadIdx.x == 0) {
-        cute::prefetch_tma_descriptor(&p.a_map);
-        cute::prefetch_tma_descriptor(&p.b_map);
-      }
       produce<Cfg>(p, pipeline, smem);
     }
   } else {
@@ -1083,6 +1120,7 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
   C10_CUDA_CHECK(cudaGetDevice(&device));
   prepare_grouped_gemm<Cfg>(device);
   TORCH_INTERNAL_ASSERT(grid % Cfg::ClusterM == 0, "a clustered grid of ", grid, " CTAs");
+  TORCH_INTERNAL_ASSERT(!Cfg::StreamK || args.form == GroupedForm::Batched, "a Stream-K kernel runs one Batched problem");
   cudaLaunchAttribute attrs[2];
   const cudaLaunchConfig_t config = grouped_gemm_launch_config<Cfg>(grid, stream, dependent_launch_enabled(), attrs);
   C10_CUDA_CHECK(cudaLaunchKernelEx(&config, grouped_gemm_sm90_kernel<Cfg>, args));

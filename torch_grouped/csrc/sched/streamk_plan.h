@@ -185,6 +185,10 @@ struct StreamKPlan {
     const int64_t unit = cta + c.dp_round * grid;
     if (unit >= dp_units()) return false;
     ++c.dp_round;
+    if (splits == 1) {  // whole tiles: no division on a CTA's way to its first load
+      u = StreamKWorkUnit{sk_tiles + unit, 0, iters_per_tile, -1, 0};
+      return true;
+    }
     // Split-K units are dealt slice by slice: a wave of CTAs works on one K slice of many tiles.
     const int64_t dp_tiles = tiles() - sk_tiles;
     const int64_t tile = sk_tiles + unit % dp_tiles;
