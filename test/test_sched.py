@@ -422,6 +422,17 @@ def test_hybrids_share_the_right_tiles(decomposition, tiles, grid, sk_tiles):
         assert len(sk_work) == min(grid, sk_tiles * 10) and max(sk_work.values()) - min(sk_work.values()) <= 1
 
 
+@pytest.mark.parametrize("tiles, grid", [(6, 132), (264, 132), (300, 132), (10, 3)])
+def test_data_parallel_deals_whole_tiles_round_robin(tiles, grid):
+    """A data-parallel plan (StreamKPlan::whole_tiles, the kernels' short walk): tile t whole to
+    CTA t mod grid, each CTA's tiles in increasing order."""
+    rows = sched._schedule_streamk(128 * tiles, 128, 640, 128, 128, 64, "data_parallel", 1, grid).tolist()
+    assert sorted((r[1], r[0], r[2], r[3]) for r in rows) == [(t, t % grid, 0, 10) for t in range(tiles)]
+    for cta in range(grid):
+        mine = [r[1] for r in rows if r[0] == cta]
+        assert mine == list(range(cta, tiles, grid)), (cta, mine)
+
+
 @pytest.mark.parametrize("m, n, k, grid", [(4096, 4096, 4096, 132), (1664, 1664, 4096, 132), (640, 256, 640, 7)])
 def test_stream_k_ctas_sweep_k_in_lockstep(m, n, k, grid):
     """Rotated ranges: every CTA whose range holds a tile boundary starts there (k = 0), and after

@@ -173,8 +173,8 @@ TG_HOST_DEVICE RaggedRange ragged_range(int32_t g, int32_t groups, int64_t total
 }
 
 // Batch `g` of the Batched form as a problem. (The Stream-K kernels, whose form is always this
-// one, call it directly: resolve_group's switch on the form costs a lone tile's CTA dependent
-// reads of the kernel parameters before its first load.)
+// one, call it directly: resolve_group's switch on the form is code that a lone tile's CTA would
+// fetch on its way to its first load; benchmarks/NOTES.md, session 27.)
 TG_HOST_DEVICE GroupProblem batched_problem(const GroupedGemmArgs& p, int32_t g) {
   GroupProblem q{};
   q.a = &p.a_map;

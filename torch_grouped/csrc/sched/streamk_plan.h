@@ -198,7 +198,7 @@ struct StreamKPlan {
     const int64_t unit = cta + c.dp_round * grid;
     if (unit >= dp_units()) return false;
     ++c.dp_round;
-    if (splits == 1) {  // whole tiles: no division on a CTA's way to its first load
+    if (splits == 1) {  // the whole tiles after a Stream-K part: no division
       u = StreamKWorkUnit{sk_tiles + unit, 0, iters_per_tile, -1, 0};
       return true;
     }
