@@ -181,9 +181,9 @@ inline StreamKPlan replan_for_k(const StreamKPlan& plan, int64_t m, int64_t n, i
 //   1160 x 3356 x 3217 -14%, which no threshold takes without eight of the losses).
 inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int b_width, bool pitched_beside) {
   const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
-  if (tiles * 16 <= grid) return true;
   const int64_t share = (a_width > 0 ? 2750 * m : 0) + (b_width > 0 ? 2750 * n : 0);  // x m·n/2750
-  if (pitched_beside) return share >= 8 * m * n;
+  if (pitched_beside) return tiles * 16 <= grid || share >= 8 * m * n;
+  // (within one wave covers the few tiles' rule here)
   const int load = (a_width > 0 ? 16 / a_width : 0) + (b_width > 0 ? 16 / b_width : 0);
   return (load <= 4 && share >= m * n) || tiles <= grid;
 }
