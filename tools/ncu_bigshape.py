@@ -42,6 +42,13 @@ def wgrad_down():
     return wgrad("wgrad_dsv3_down_32x", "dsv3 down")
 
 
+def forward(prefix):
+    # a forward MoE case of the benchmark, ours beside torch._grouped_mm (small, tiny and decode:
+    # weight-streaming shapes, where the DRAM bytes against the weights' own size say the most)
+    case = next(c for c in bench_grouped_mm.cases("cuda") if c.name.startswith(prefix))
+    return [(f"ours {prefix}", case.ours), (f"torch._grouped_mm {prefix}", case.peers["torch._grouped_mm"])]
+
+
 def f64():
     # the fp64 DMMA kernel (forced: the rule sends 4 x 4096^3 to cuBLAS) beside cuBLAS's dgemm
     os.environ["TORCH_GROUPED_FP64_KERNELS"] = "1"
@@ -50,7 +57,9 @@ def f64():
     return [("ours gemm fp64 4x4096^3", lambda: tg.gemm(a, b)), ("torch.mm fp64 4096^3", lambda: torch.mm(a[0], b[0]))]
 
 
-CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad, "wgrad_down": wgrad_down, "f64": f64}
+CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad, "wgrad_down": wgrad_down, "f64": f64,
+         "small": lambda: forward("small_64x_128x_1024x1024"), "tiny": lambda: forward("tiny_128x"),
+         "decode": lambda: forward("decode_8x"), "wgrad_small": lambda: wgrad("wgrad_small_64x", "small")}
 
 
 def main():
