@@ -2,7 +2,8 @@
 // microseconds) for `auto`, in place of the calibration compiled in for this GPU (or the defaults),
 // so that a benchmark can try a refit without a rebuild; TORCH_GROUPED_STREAMK_MODEL_NARROW likewise
 // for the 128 x 128 tile of streamk_mm's CUDA path, TORCH_GROUPED_STREAMK_MODEL_ROWS for its
-// row-copy kernel. Unset or empty: `base`.
+// row-copy kernel. A tile's variable replaces both of its models (aligned and unaligned shapes:
+// StreamKModels::tile_model). Unset or empty: `base`.
 #pragma once
 #include "../sched/streamk_model.h"
 

@@ -44,14 +44,22 @@ StreamKModels models_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel, sched::kDefaultRowsModel, sched::StreamKModel{}};
-  for (const auto& c : sched::kStreamKCalibrations)
-    if (std::strcmp(c.device_name, prop.name) == 0) fitted.wide = c.wide, fitted.narrow = c.narrow, fitted.rows = c.rows;
+  fitted.wide_unaligned = fitted.wide, fitted.narrow_unaligned = fitted.narrow;
+  for (const auto& c : sched::kStreamKCalibrations) {
+    if (std::strcmp(c.device_name, prop.name) != 0) continue;
+    fitted.wide = c.wide, fitted.narrow = c.narrow, fitted.rows = c.rows;
+    fitted.wide_unaligned = c.wide_unaligned.value_or(c.wide);
+    fitted.narrow_unaligned = c.narrow_unaligned.value_or(c.narrow);
+  }
   // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
   fitted.rank2k = fitted.wide;
   fitted.rank2k.c *= 0.5;
   if (const sched::StreamKModel* rank2k = sched::rank2k_calibrated_model(prop.name)) fitted.rank2k = *rank2k;
-  return {streamk_model_from_env(fitted.wide), streamk_model_from_env(fitted.narrow, kStreamKNarrowModelVariable),
-          streamk_model_from_env(fitted.rows, kStreamKRowsModelVariable), fitted.rank2k};
+  // (a tile's variable replaces both of its models: a refit tried without a rebuild holds everywhere)
+  const auto wide = [](const sched::StreamKModel& m) { return streamk_model_from_env(m); };
+  const auto narrow = [](const sched::StreamKModel& m) { return streamk_model_from_env(m, kStreamKNarrowModelVariable); };
+  return {wide(fitted.wide), narrow(fitted.narrow), streamk_model_from_env(fitted.rows, kStreamKRowsModelVariable),
+          fitted.rank2k, wide(fitted.wide_unaligned), narrow(fitted.narrow_unaligned)};
 }
 
 }  // namespace
@@ -69,7 +77,8 @@ namespace {
 
 // The tile's width for an m x n x k product on `grid` CTAs: 128 when the output is at most 128
 // wide (half of every 256-wide tile would be padding), else the one whose best plan the model
-// predicts fastest (sched::choose_streamk_tile), the same for every decomposition of the shape.
+// predicts fastest (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel
+// reads and writes in place, see in_place_shape), the same for every decomposition of the shape.
 // TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for the benchmarks' sweeps of each tile's
 // plans; unset or empty: the choice above.
 int forced_streamk_tile_n() {  // 0: not forced
@@ -81,12 +90,12 @@ int forced_streamk_tile_n() {  // 0: not forced
   return name == "128x128" ? 128 : 256;
 }
 
-int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies) {
+int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place) {
   if (const int forced = forced_streamk_tile_n(); forced > 0) return forced;
   if (n <= 128 || row_copies) return 128;  // (the row-copy kernel has 128 x 128 tiles)
   if (m == 0 || k == 0) return 256;  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
-  const sched::StreamKTileOption options[] = {{256, models.wide}, {128, models.narrow}};
+  const sched::StreamKTileOption options[] = {{256, models.tile_model(256, in_place)}, {128, models.tile_model(128, in_place)}};
   return static_cast<int>(
       choose_streamk_tile_cached(options, 2, m, n, k, kStreamKTileM, kTileK, grid, /*may_separate=*/true));
 }
@@ -123,6 +132,15 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   return r;
 }
 
+// Whether the TMA kernel reads a and b and writes the m x n output where they lie: no pitched copy
+// (nor row copies), the output's rows 16-byte aligned. Its costs differ off that path (a copy of
+// the operands in front; the shifted staging of unaligned output rows, dearer per tile), so
+// `auto` weighs such shapes with their own models (StreamKModels::tile_model).
+bool in_place_shape(const at::Tensor& a, const at::Tensor& b, bool k_major) {
+  return StagedOperands::addressable(a) && StagedOperands::addressable(b, k_major) &&
+         (b.size(1) * int64_t(b.element_size())) % 16 == 0;
+}
+
 // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
 int64_t persistent_grid(int device, int64_t grid) {
   const int64_t resident = multiprocessor_count(device);
@@ -135,6 +153,7 @@ struct KernelOperands {
   bool addressable = true;  // false: beyond TMA's extents (cuBLAS instead)
   bool b_k_major = false;
   RowCopies rows;
+  bool in_place = true;  // in_place_shape: the tile models of shapes read and written in place
   int tile_n = 128;
   int64_t k = 0;         // the K the kernel runs
   int k_passes = 1;      // the passes over the operands in it (3xTF32: 3)
@@ -149,7 +168,8 @@ KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int devic
   o.k = k;
   o.b_k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
   o.rows = row_copies(a, b, o.b_k_major, grid);
-  o.tile_n = streamk_tile_n(device, m, n, k, grid, o.rows.on());
+  o.in_place = in_place_shape(a, b, o.b_k_major);
+  o.tile_n = streamk_tile_n(device, m, n, k, grid, o.rows.on(), o.in_place);
   p.a_rows = o.rows.a.value_or(kernels::RowSource{});  // (base nullptr: through TMA)
   p.b_rows = o.rows.b.value_or(kernels::RowSource{});
   StagedOperands operands;
@@ -237,7 +257,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // sched::replan_for_k), then that plan runs the whole loop.
   const int64_t passes = o.k_passes, pass_k = o.k / passes;
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
-  const sched::StreamKModel& model = o.rows.on() ? models.rows : (tile_n == 256 ? models.wide : models.narrow);
+  const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(tile_n, o.in_place);
   p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, kStreamKTileM, tile_n, o.tile_k, g,
                                           /*may_separate=*/true);
   if (passes > 1) p.streamk = sched::replan_for_k(p.streamk, m, n, o.k, kStreamKTileM, tile_n, o.tile_k, /*may_separate=*/true);
@@ -276,7 +296,8 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   if (a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1))) return {kStreamKTileM, 128, tile_k(at::kFloat)};
   const bool k_major = b_is_k_major(a.size(1), b.size(1), b.stride(0), b.stride(1));
   const bool rows = kernel_dtype(a.scalar_type()) && row_copies(a, b, k_major, g).on();
-  return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows), kTileK};
+  return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows, in_place_shape(a, b, k_major)),
+          kTileK};
 }
 
 }  // namespace torch_grouped

@@ -24,6 +24,12 @@ struct StreamKModels {
   sched::StreamKModel narrow;  // streamk_mm, 128 x 128 tiles
   sched::StreamKModel rows;    // streamk_mm, the row-copy kernel (128 x 128 tiles)
   sched::StreamKModel rank2k;  // syr2k's one-problem plan (sched/rank2k_calibration.h)
+  // streamk_mm's tiles on a shape the TMA kernel cannot read and write in place (pitched copies of
+  // the operands, shifted output rows: sched::StreamKCalibration says why they have their own)
+  sched::StreamKModel wide_unaligned, narrow_unaligned;
+  const sched::StreamKModel& tile_model(int tile_n, bool in_place) const {
+    return tile_n == 256 ? (in_place ? wide : wide_unaligned) : (in_place ? narrow : narrow_unaligned);
+  }
 };
 
 // Shared with syr2k's Stream-K path: this device's models, and the fixup's tile counters for a
