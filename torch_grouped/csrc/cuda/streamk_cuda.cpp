@@ -295,9 +295,9 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   const int64_t g = persistent_grid(device, grid);
   if (a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1))) return {kStreamKTileM, 128, tile_k(at::kFloat)};
   const bool k_major = b_is_k_major(a.size(1), b.size(1), b.stride(0), b.stride(1));
-  const bool rows = kernel_dtype(a.scalar_type()) && row_copies(a, b, k_major, g).on();
-  return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows, in_place_shape(a, b, k_major)),
-          kTileK};
+  const bool half = kernel_dtype(a.scalar_type());  // (else cuBLAS runs: the 16-bit answer, as before)
+  const bool rows = half && row_copies(a, b, k_major, g).on(), in_place = !half || in_place_shape(a, b, k_major);
+  return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows, in_place), kTileK};
 }
 
 }  // namespace torch_grouped
