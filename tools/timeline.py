@@ -7,6 +7,8 @@ by their printing.
     python3 tools/timeline.py syr2k N K        (the environment picks the tile and decomposition:
                                                 TORCH_GROUPED_SYR2K_TILE, _DECOMPOSITION)
     python3 tools/timeline.py streamk_mm M N K [DECOMPOSITION [SPLITS]]   (default auto)
+    python3 tools/timeline.py grouped_mm CASE  (a case of benchmarks/bench_grouped_mm.py whose name
+                                                starts with CASE, e.g. small_64x or tiny_128x)
     python3 tools/timeline.py --log FILE       (lines "TL ..." that a run printed)"""
 import collections
 import os
@@ -76,6 +78,12 @@ def main(args):
     import torch_grouped as tg
 
     op = args[0]
+    if op == "grouped_mm":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+        import bench_grouped_mm
+
+        case = next(c for c in bench_grouped_mm.cases("cuda") if c.name.startswith(args[1]))
+        return summarise(capture(case.ours))
     sizes = [int(x) for x in args[1:4 if op == "streamk_mm" else 3]]
     if op == "syr2k":
         n, k = sizes
