@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 
-EVENTS = {0: "start", 1: "k-loop", 2: "fixup", 3: "fixup (last)", 4: "store"}
+EVENTS = {0: "start", 1: "k-loop", 2: "fixup", 3: "fixup (last)", 4: "store", 5: "first block"}
 
 
 def capture(run, launches=3):
@@ -57,6 +57,13 @@ def summarise(lines, show=24):
                    for s in zip(stamps, stamps[1:]) if s[1][1] == 1 and s[1][3] >= 8)
     if rates:
         print(f"K loop µs per block (units of 8 blocks or more): min {rates[0]:.3f}  median {rates[len(rates) // 2]:.3f}  max {rates[-1]:.3f}")
+    def spans(after, before):  # µs from each stamp of event `after` to the next one, of event `before`
+        return sorted((s[1][0] - s[0][0]) / 1e3 for stamps in ctas.values() for s in zip(stamps, stamps[1:])
+                      if s[0][1] in after and s[1][1] == before)
+    for label, values in (("first block's wait after the previous unit's end", spans((2, 3, 4), 5)),
+                          ("first block's wait after the start", spans((0,), 5)), ("epilogue", spans((1, 2, 3), 4))):
+        if values:
+            print(f"{label} µs: min {values[0]:.2f}  median {values[len(values) // 2]:.2f}  max {values[-1]:.2f}")
     if any(s[-1][4] for s in ctas.values()):
         print("some CTAs dropped stamps (more than UnitTimeline::kCapacity)")
     order = sorted(ctas, key=lambda c: ctas[c][-1][0])

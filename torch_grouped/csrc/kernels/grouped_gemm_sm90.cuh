@@ -896,6 +896,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     auto previous = state;
     for (int32_t kb = 0; kb < kblocks; ++kb) {
       pipeline.consumer_wait(state);
+      timeline.first_block(kb);
       // Row copies land through the generic proxy; WGMMA reads through the async one.
       if constexpr (Cfg::RowCopies) cutlass::arch::fence_view_async_shared();
       warpgroup_fence_operand(acc);
@@ -996,6 +997,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       case OutKind::BFloat16: store_tile<__nv_bfloat16, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
       default: store_tile<__half, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
     }
+    timeline.stamp(TimelineEvent::Store, Cfg::StreamK ? u.linear_tile : -1);
   }
   timeline.print(warpgroup, thread);
   // The engine must have read the last chunks before the CTA's shared memory goes away.

@@ -1,7 +1,7 @@
 // A development probe of the persistent kernels: when the build defines TORCH_GROUPED_TIMELINE
 // (setup.py with TORCH_GROUPED_TIMELINE=1), thread 0 of every consumer warpgroup stamps the GPU's
-// global timer (ns, one clock for all SMs) at its start and at each step of each work unit (the
-// K loop's end, the Stream-K fixup's, the epilogue's), keeps the stamps in registers and local
+// global timer (ns, one clock for all SMs) at its start and at each step of each work unit (its
+// first K block's arrival, the K loop's end, the Stream-K fixup's, the epilogue's), keeps the stamps in registers and local
 // memory, and prints them once its work is done, so that printing does not disturb what it times
 // (later CTAs' stamps can be: a printing CTA slows the memory system for the others).
 // tools/timeline.py turns the lines of the last launch into per-CTA timelines. This is how
@@ -14,7 +14,9 @@
 
 namespace torch_grouped::kernels {
 
-enum class TimelineEvent : int { Start = 0, KLoop = 1, Fixup = 2, LastFixup = 3, Store = 4 };
+// FirstBlock: a unit's first K block has landed (its wait since the previous unit's last stamp is
+// the producer's head start lost at the unit's boundary).
+enum class TimelineEvent : int { Start = 0, KLoop = 1, Fixup = 2, LastFixup = 3, Store = 4, FirstBlock = 5 };
 
 #ifdef TORCH_GROUPED_TIMELINE
 struct UnitTimeline {
@@ -35,6 +37,9 @@ struct UnitTimeline {
     time[count] = now, event[count] = int32_t(e), tile[count] = t, kblocks[count] = kb;
     ++count;
   }
+  __device__ __forceinline__ void first_block(int32_t kb) {
+    if (kb == 0) stamp(TimelineEvent::FirstBlock);
+  }
   // One line per stamp: "TL cta warpgroup index time_ns event tile kblocks dropped".
   __device__ __forceinline__ void print(int warpgroup, int thread) const {
     if (thread % 128 != 0) return;
@@ -46,6 +51,7 @@ struct UnitTimeline {
 #else
 struct UnitTimeline {
   __device__ __forceinline__ void stamp(TimelineEvent, int64_t = -1, int32_t = 0) {}
+  __device__ __forceinline__ void first_block(int32_t) {}
   __device__ __forceinline__ void print(int, int) const {}
 };
 #endif
