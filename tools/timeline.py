@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 
-EVENTS = {0: "start", 1: "k-loop", 2: "fixup", 3: "fixup (last)", 4: "store", 5: "first block"}
+EVENTS = {0: "start", 1: "k-loop", 2: "fixup", 3: "fixup (last)", 4: "store", 5: "first block", 6: "walked"}
 
 
 def capture(run, launches=3):
@@ -60,8 +60,9 @@ def summarise(lines, show=24):
     def spans(after, before):  # µs from each stamp of event `after` to the next one, of event `before`
         return sorted((s[1][0] - s[0][0]) / 1e3 for stamps in ctas.values() for s in zip(stamps, stamps[1:])
                       if s[0][1] in after and s[1][1] == before)
-    for label, values in (("first block's wait after the previous unit's end", spans((2, 3, 4), 5)),
-                          ("first block's wait after the start", spans((0,), 5)), ("epilogue", spans((1, 2, 3), 4))):
+    for label, values in (("walk to the next unit after the previous unit's end", spans((1, 2, 3, 4), 6)),
+                          ("first block's wait after the walk", spans((6,), 5)),
+                          ("epilogue", spans((1, 2, 3), 4))):
         if values:
             print(f"{label} µs: min {values[0]:.2f}  median {values[len(values) // 2]:.2f}  max {values[-1]:.2f}")
     if any(s[-1][4] for s in ctas.values()):

@@ -890,6 +890,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   UnitTimeline timeline;     // (a development probe: empty unless built with TORCH_GROUPED_TIMELINE)
   timeline.stamp(TimelineEvent::Start);
   while (units.next(u)) {
+    timeline.stamp(TimelineEvent::Walked);
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
     mma.accumulate_ = GMMA::ScaleOut::Zero;

@@ -14,9 +14,10 @@
 
 namespace torch_grouped::kernels {
 
-// FirstBlock: a unit's first K block has landed (its wait since the previous unit's last stamp is
-// the producer's head start lost at the unit's boundary).
-enum class TimelineEvent : int { Start = 0, KLoop = 1, Fixup = 2, LastFixup = 3, Store = 4, FirstBlock = 5 };
+// Walked: the consumer has its next unit (the walk since the previous unit's last stamp);
+// FirstBlock: the unit's first K block has landed (the wait since Walked is the producer's head
+// start lost at the unit's boundary).
+enum class TimelineEvent : int { Start = 0, KLoop = 1, Fixup = 2, LastFixup = 3, Store = 4, FirstBlock = 5, Walked = 6 };
 
 #ifdef TORCH_GROUPED_TIMELINE
 struct UnitTimeline {
