@@ -1,8 +1,9 @@
 // A development probe of the persistent kernels: when the build defines TORCH_GROUPED_TIMELINE
 // (setup.py with TORCH_GROUPED_TIMELINE=1), thread 0 of every consumer warpgroup stamps the GPU's
-// global timer (ns, one clock for all SMs) at its start and at each step of each work unit (its
-// first K block's arrival, the K loop's end, the Stream-K fixup's, the epilogue's), keeps the stamps in registers and local
-// memory, and prints them once its work is done, so that printing does not disturb what it times
+// global timer (ns, one clock for all SMs) at its start and at each step of each work unit (the
+// walk to it, its first K block's arrival, the K loop's end, the Stream-K fixup's, the
+// epilogue's), keeps the stamps in registers and local memory, and prints them once its work is
+// done, so that printing does not disturb what it times
 // (later CTAs' stamps can be: a printing CTA slows the memory system for the others).
 // tools/timeline.py turns the lines of the last launch into per-CTA timelines. This is how
 // session 16 found that the 128 x 256 Rank2K tile's Stream-K units lose ~20 µs to publishing
