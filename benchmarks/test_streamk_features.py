@@ -6,7 +6,8 @@
   128x256x64 / 128x128x64: _schedule_streamk only needs sizes, so the GPU's plans dump on a CPU);
 - the features reproduce `auto`'s choice under the default model on every sweep shape;
 - the NNLS recovers known constants, clipping a negative one; the joint fit each tile's;
-- the header the calibration writes parses back, keeps other GPUs' entries, and compiles.
+- the header the calibration writes parses back, keeps other GPUs' entries, and compiles;
+- the unaligned models' calibration draw is another corpus than the one the benchmark judges by.
 """
 import os
 import shutil
@@ -193,3 +194,20 @@ def test_shipped_header_is_the_fit_of_the_saved_sweeps():
     # (the aligned shapes' models lost 1.036x geomean on the benchmark's corpus, this fit 1.021x)
     assert calibrate_streamk.pick_loss(unaligned_models, unaligned_shapes) < 1.04
     assert calibrate_streamk.leave_one_out(unaligned_shapes, tiles) < 1.04
+
+
+def test_calibration_draw_is_another_corpus():
+    """bench_streamk.corpus(seed=...) draws another corpus of the benchmark's distribution (the
+    unaligned models are fitted on seed 2027's, not on the corpus they are judged by): the default
+    is seed 2026's, another seed gives as many shapes within the same bounds, none of them shared."""
+    import bench_streamk
+
+    count, seed, max_flops, (lo, hi), (k_lo, k_hi) = bench_streamk.GPU_CORPUS
+    judged, calibration = bench_streamk.corpus(), bench_streamk.corpus(seed=2027)
+    assert judged == bench_streamk.corpus(seed=seed)
+    assert len(calibration) == count and not set(judged) & set(calibration)
+    for m, n, k in calibration:
+        assert lo <= m <= hi and lo <= n <= hi and k_lo <= k <= k_hi and 2.0 * m * n * k <= max_flops
+    # (what the H100's unaligned models were fitted on: the saved sweep holds exactly these shapes)
+    saved = streamk_sweep.load(os.path.join(calibrate_streamk.ROOT, "benchmarks/data/streamk_sweep_h100_session28_calib2027_128x256.json"))
+    assert {tuple(r["shape"]) for r in saved["records"]} == set(calibration)
