@@ -186,17 +186,23 @@ def print_picks(models, shapes):
           "(its build's header, its tile)")
 
 
+def header_entries(text):
+    """The GPU entries of a streamk_calibration.h's text: {device name: (each model's constants as
+    written, in HEADER_ORDER)}."""
+    entry = re.compile(r'\{"([^"]*)",((?:\s*StreamKModel\{[^}]*\},?)+)\s*\}')
+    return {m.group(1): tuple(re.findall(r"StreamKModel\{([^}]*)\}", m.group(2))) for m in entry.finditer(text)}
+
+
 def write_header(models, name, path, command):
     """This GPU's entry (its 128 x 256 and 128 x 128 models, the row-copy kernel's where `models`
     has one, and the two tiles' on unaligned shapes where it has those, which need the row-copy
     kernel's before them) replaced or added, the other GPUs' entries kept."""
     if (WIDE_UNALIGNED in models or NARROW_UNALIGNED in models) and ROWS not in models:
         raise SystemExit("the unaligned shapes' models follow the row-copy kernel's in the header: fit that too (--rows)")
-    entry = re.compile(r'\{"([^"]*)",((?:\s*StreamKModel\{[^}]*\},?)+)\s*\}')
     entries = {}
     if os.path.exists(path):
         with open(path) as f:
-            entries = {m.group(1): tuple(re.findall(r"StreamKModel\{([^}]*)\}", m.group(2))) for m in entry.finditer(f.read())}
+            entries = header_entries(f.read())
     entries[name] = tuple(", ".join(f"{c:.4g}" for c in models[t]) for t in HEADER_ORDER if t in models)
     lines = "\n".join(f'    {{"{n}", ' + ",\n     ".join(f"StreamKModel{{{m}}}" for m in ms) + "},"
                       for n, ms in entries.items())

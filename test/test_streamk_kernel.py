@@ -237,14 +237,14 @@ def test_auto_tile_takes_its_kernel(m, n, k):
 
 def _calibrated_models():
     """This GPU's entry of sched/streamk_calibration.h as lists of constants in the header's order
-    (wide, narrow, rows[, wide_unaligned, narrow_unaligned]), or None where it has none."""
-    import re
-    path = os.path.join(os.path.dirname(__file__), "..", "torch_grouped/csrc/sched/streamk_calibration.h")
-    header = open(path).read()
-    entry = re.search(r'\{"' + re.escape(torch.cuda.get_device_name()) + r'",((?:\s*StreamKModel\{[^}]*\},?)+)\s*\}', header)
-    if entry is None:
-        return None
-    return [[float(v) for v in m.split(",")] for m in re.findall(r"StreamKModel\{([^}]*)\}", entry.group(1))]
+    (wide, narrow, rows[, wide_unaligned, narrow_unaligned]), or None where it has none; read as
+    benchmarks/calibrate_streamk.py, which writes the header, reads it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    import calibrate_streamk
+
+    with open(calibrate_streamk.HEADER) as f:
+        entry = calibrate_streamk.header_entries(f.read()).get(torch.cuda.get_device_name())
+    return None if entry is None else [[float(v) for v in m.split(",")] for m in entry]
 
 
 def test_unaligned_shapes_take_their_models():
