@@ -116,13 +116,6 @@ struct GroupedGemmConfig {
   // tiles (64 accumulators a thread) take 56 as well (their producer spilled 56 bytes at 40); the
   // Stream-K walks and the 128 x 256 Rank2K tiles, whose epilogue spills more at 224, keep 40.
   static constexpr bool RememberGroup = Mode_ == KernelMode::Grouped;
-  // The consumers walk to their next unit during the current one's first K block, not after its
-  // epilogue: the grouped walk reads the offsets from global memory, ~2 µs per unit boundary in
-  // which the consumers did nothing (grouped_mm's 64 small experts: 2.2 of a tile's ~13.5 µs, 128
-  // tiny ones 2.9 of ~9.5; H100, session 28), while in the K loop the consumers mostly wait for
-  // data that the producer keeps loading meanwhile. Where the tile leaves registers for the next
-  // unit beside the accumulators (at most 64 a consumer thread).
-  static constexpr bool LookAhead = Mode_ == KernelMode::Grouped && BN_ <= 128;
   static constexpr bool WideProducer = !RowCopies && (Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::Rank2K && BN_ == BM_));
   static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
   static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
@@ -891,26 +884,12 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
 
   WorkUnits<Cfg> units(p);
   typename Cfg::Pipeline::PipelineState state;
-  WorkUnit u, next;  // next: Cfg::LookAhead's unit after u, walked during u's first K block
-  bool next_live = false;
-  const auto walk_ahead = [&]() __attribute__((always_inline)) {
-    next = u;  // (RememberGroup: the walk resumes from the problem of its last answer)
-    next_live = units.next(next);
-  };
-  // (a `continue` below advances too: the loop's step)
-  const auto advance = [&]() __attribute__((always_inline)) {
-    if constexpr (Cfg::LookAhead) {
-      u = next;
-      return next_live;
-    } else {
-      return units.next(u);
-    }
-  };
+  WorkUnit u;
   const int warpgroup = thread / 128;
   int32_t c_acquired = -1;  // TMA-store kernels, list form: the group whose output map this warpgroup acquired
   UnitTimeline timeline;     // (a development probe: empty unless built with TORCH_GROUPED_TIMELINE)
   timeline.stamp(TimelineEvent::Start);
-  for (bool live = units.next(u); live; live = advance()) {
+  while (units.next(u)) {
     timeline.stamp(TimelineEvent::Walked);
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
@@ -929,9 +908,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
         mma.accumulate_ = GMMA::ScaleOut::One;
       }
       warpgroup_commit_batch();
-      if constexpr (Cfg::LookAhead) {
-        if (kb == 0) walk_ahead();  // (while the first block's WGMMAs run and the next blocks load)
-      }
       // Keep one batch of WGMMAs in flight: the previous one is done, so its stage is free.
       warpgroup_wait<1>();
       warpgroup_fence_operand(acc);
@@ -956,7 +932,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     } else {
       clear(acc);
       __syncwarp();  // keeps the clear a branch (not predicated per register)
-      if constexpr (Cfg::LookAhead) walk_ahead();  // (no K block to walk during)
     }
     if constexpr (Cfg::PromoteBlocks > 0) {
       if (kblocks > Cfg::PromoteBlocks) {  // the last chain onto the promoted sum: acc holds the total
