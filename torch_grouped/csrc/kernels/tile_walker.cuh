@@ -12,18 +12,30 @@
 
 namespace torch_grouped::kernels {
 
+// Where a walk reads the ragged forms' offsets: the CTA's copy in shared memory where the kernel
+// made one (`shared`, grouped_gemm_sm90.cuh), else global memory.
+struct OffsetReader {
+  const int32_t* global;
+  const int32_t* shared;
+  __device__ __forceinline__ int64_t operator()(int32_t i) const {
+    return shared != nullptr ? int64_t(shared[i]) : int64_t(__ldg(global + i));
+  }
+};
+
 // The tile sequence of one CTA, identical in every warp.
 template <class Cfg>
 struct TileWalker {
   struct Sizes {
     const GroupedGemmArgs* p;
+    OffsetReader read;
     __device__ __forceinline__ void operator()(int32_t g, int64_t& m, int64_t& n) const {
-      const GroupProblem q = resolve_group(*p, g, [&](int32_t i) { return int64_t(__ldg(p->offs + i)); });
+      const GroupProblem q = resolve_group(*p, g, read);
       m = q.m, n = q.n;
     }
   };
   using Tiles = typename Cfg::Tiles;
   const GroupedGemmArgs& p;
+  OffsetReader read;
   Tiles tiles;
   sched::WarpGroupedVisitor<Tiles, Sizes, Cfg::RememberGroup> visitor;
   int32_t resolved = -1;  // RememberGroup: the group whose problem the caller's `q` holds (-1: none yet)
@@ -35,8 +47,12 @@ struct TileWalker {
       return args.tiles;
     }
   }
-  __device__ explicit TileWalker(const GroupedGemmArgs& args)
-      : p(args), tiles(tiles_of(args)), visitor{Sizes{&args}, visited_groups(args), tiles_of(args)} {}
+  // shared_offsets: the CTA's copy of args.offs in shared memory, or null (read them in global memory)
+  __device__ explicit TileWalker(const GroupedGemmArgs& args, const int32_t* shared_offsets = nullptr)
+      : p(args),
+        read{args.offs, shared_offsets},
+        tiles(tiles_of(args)),
+        visitor{Sizes{&args, read}, visited_groups(args), tiles_of(args)} {}
 
   // Tile `step` of this CTA's walker (linear tile w + step * walkers) and its problem. A walker is
   // a CTA, or with clusters a cluster, whose CTAs take their rows of the pair tile it is dealt.
@@ -46,7 +62,6 @@ struct TileWalker {
   __device__ __forceinline__ bool next(int64_t step, sched::TileCoord& tile, GroupProblem& q) {
     const int64_t walker = blockIdx.x / Cfg::ClusterM, walkers = gridDim.x / Cfg::ClusterM;
     const int64_t index = walker + step * walkers;
-    auto read = [&](int32_t i) { return int64_t(__ldg(p.offs + i)); };
     if (p.precomputed != nullptr) {
       if (step >= p.precomputed_stride) return false;
       const sched::PrecomputedEntry e = p.precomputed[walker * p.precomputed_stride + step];
