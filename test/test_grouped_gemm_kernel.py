@@ -50,6 +50,38 @@ def test_ragged_rows(dtype, k_major, out_dtype, k, n):
     assert torch.all(out[int(offs[-1]):] == 0)
 
 
+# The grouped kernels copy a call's offsets into shared memory for up to this many groups
+# (GroupedGemmConfig::SharedOffsets) and read them in global memory beyond.
+SHARED_OFFSETS = 256
+
+
+@pytest.mark.parametrize("groups", [SHARED_OFFSETS - 1, SHARED_OFFSETS, SHARED_OFFSETS + 1, 600])
+@pytest.mark.parametrize("form", ["rows", "columns", "k"])
+def test_offsets_in_shared_memory_and_beyond(groups, form):
+    """Calls on either side of the shared copy's capacity, in each ragged form: random group sizes
+    with empty groups among them, a tail past the last offset, every element checked."""
+    g = torch.Generator().manual_seed(groups * 3 + len(form))
+    counts = torch.randint(0, 24, (groups,), generator=g)
+    counts[torch.randperm(groups, generator=g)[: groups // 5]] = 0
+    offs = counts.cumsum(0).to(torch.int32)
+    total = int(offs[-1]) + 11  # past the last offset: zeros (rows, columns) or unread (K)
+    dtype = torch.bfloat16
+    if form == "rows":
+        a = torch.randn(total, 64, generator=g).to("cuda", dtype)
+        b = weights(groups, 64, 72, dtype, True, g)
+        poison_next_allocation(total * 72)
+    elif form == "columns":
+        a = torch.randn(groups, 40, 64, generator=g).to("cuda", dtype)
+        b = weights(1, 64, total, dtype, False, g)[0]
+        poison_next_allocation(40 * total)
+    else:
+        a = torch.randn(40, total, generator=g).to("cuda", dtype)
+        b = torch.randn(total, 72, generator=g).to("cuda", dtype)
+        poison_next_allocation(groups * 40 * 72)
+    out = tg.grouped_mm(a, b, offs.cuda())
+    check(out, reference.grouped_mm(a, b, offs), dtype)
+
+
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("k_major", [True, False])
 def test_ragged_columns_and_batched(dtype, k_major):
