@@ -81,9 +81,7 @@ void launch_streamk_reduce(const sched::StreamKPlan& plan, const float* workspac
   const int64_t blocks = candidates * (int64_t(tile_m) * tile_n / kElementsPerBlock);
   if (blocks == 0) return;
   TORCH_CHECK(blocks < (int64_t{1} << 31), "streamk_mm: too many cut tiles for the fixup kernel");
-  cudaLaunchAttribute dependent;
-  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  dependent.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute dependent = kernels::dependent_launch_attribute();
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(blocks)), config.blockDim = dim3(32 * kWarps), config.stream = stream;
   config.attrs = &dependent, config.numAttrs = kernels::dependent_launch_enabled() ? 1 : 0;

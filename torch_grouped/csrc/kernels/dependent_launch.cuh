@@ -7,6 +7,7 @@
 // kernels in front of them allow it as they start. Without the attribute both are no-ops.
 #pragma once
 #include <c10/util/Exception.h>
+#include <cuda_runtime.h>
 
 #include <cstdlib>
 #include <string>
@@ -24,6 +25,14 @@ inline bool dependent_launch_enabled() {
     return value == "1";
   }();
   return enabled;
+}
+
+// The attribute of such a launch, for cudaLaunchKernelEx's config.attrs.
+inline cudaLaunchAttribute dependent_launch_attribute() {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  return attribute;
 }
 
 __device__ __forceinline__ void allow_dependent_launch() {

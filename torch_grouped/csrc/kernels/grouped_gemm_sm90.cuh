@@ -1110,11 +1110,7 @@ cudaLaunchConfig_t grouped_gemm_launch_config(int grid, cudaStream_t stream, boo
     cluster.id = cudaLaunchAttributeClusterDimension;
     cluster.val.clusterDim.x = Cfg::ClusterM, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
   }
-  if (dependent) {
-    cudaLaunchAttribute& serialization = attrs[config.numAttrs++];
-    serialization.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    serialization.val.programmaticStreamSerializationAllowed = 1;
-  }
+  if (dependent) attrs[config.numAttrs++] = dependent_launch_attribute();
   return config;
 }
 
