@@ -147,6 +147,14 @@ def test_cluster_grid_must_hold_whole_clusters():
         sched._schedule_grouped([256], [256], [64], 128, 256, 3, "device", False, cluster_m=2)
 
 
+def test_group_sizes_beyond_32_bits_are_refused():
+    """GemmTiles divides in 32 bits (the kernels' row and column coordinates are 32-bit)."""
+    with pytest.raises(ValueError, match=r"group sizes must lie in \[0, 2\^31\)"):
+        sched._schedule_grouped([2**31], [128], [64], 128, 128, 1, "device", False)
+    rows = sched._schedule_grouped([2**31 - 1], [1], [64], 2**20, 128, 1, "device", False).tolist()
+    assert [(g, i, j) for _, _, g, i, j, _ in rows] == [(0, i, 0) for i in range(2**11)]
+
+
 def test_panel_raster_keeps_a_wave_in_a_panel():
     """Panels 8 tiles wide: the first 132 tiles of a 16 x 112-tile grid are the 128 tiles of
     columns 0-7 and 4 tiles of row 0 in the next panel, so one wave reads 16 A strips and 12 B

@@ -85,6 +85,9 @@ at::Tensor schedule_grouped(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRe
   const auto order = sched::visiting_order(kv, sort_by_k);
   TORCH_CHECK_VALUE(panel >= 0, "schedule: panel must be >= 0, got ", panel);
   TORCH_CHECK_VALUE(cluster_m >= 1, "schedule: cluster_m must be >= 1, got ", cluster_m);
+  for (size_t i = 0; i < mv.size(); ++i)  // (the kernels' 32-bit coordinates; GemmTiles divides in 32 bits)
+    TORCH_CHECK_VALUE(mv[i] >= 0 && nv[i] >= 0 && mv[i] <= INT32_MAX && nv[i] <= INT32_MAX,
+                      "schedule: group sizes must lie in [0, 2^31), got ", mv[i], " x ", nv[i]);
   const sched::GemmTiles tiles{{static_cast<int32_t>(tile_m * cluster_m), static_cast<int32_t>(tile_n)},
                                static_cast<int32_t>(panel)};
   return dump_grouped(mv, nv, order, tiles, grid, mode, cluster_m);

@@ -24,23 +24,32 @@ struct GroupSizes {
 // each panel is walked row-major: a wave of W CTAs then covers about W/P tile rows × P tile
 // columns, so the A rows and B columns it streams stay in L2 instead of re-reading all of B for
 // every tile row (n fastest) or all of A for every tile column (m fastest).
+//
+// Its divisions are 32-bit: a group's rows and columns are below 2^31 (the kernels address them
+// with 32-bit coordinates) and its tiles below 2^32 (2^46 output elements), and on the GPU, where
+// the kernels walk at every tile boundary, a 32-bit division by a runtime divisor is a short
+// inline sequence while a 64-bit one calls a long routine.
 struct GemmTiles {
   TileShape tile;
   int32_t panel = 0;
-  TG_HOST_DEVICE int64_t tiles_n(int64_t n) const { return ceil_div(n, tile.n); }
+  TG_HOST_DEVICE static uint32_t ceil_div32(int64_t a, int32_t b) {
+    return (static_cast<uint32_t>(a) + static_cast<uint32_t>(b) - 1) / static_cast<uint32_t>(b);
+  }
+  TG_HOST_DEVICE int64_t tiles_n(int64_t n) const { return ceil_div32(n, tile.n); }
   TG_HOST_DEVICE int64_t count(int64_t m, int64_t n) const {
-    return ceil_div(m, tile.m) * ceil_div(n, tile.n);
+    return int64_t(ceil_div32(m, tile.m)) * ceil_div32(n, tile.n);
   }
   TG_HOST_DEVICE TileCoord coord(int32_t group, int64_t m, int64_t n, int64_t local) const {
-    const int64_t tn = tiles_n(n);
-    if (panel <= 0 || panel >= tn) {
-      return TileCoord{group, static_cast<int32_t>(local / tn), static_cast<int32_t>(local % tn), true};
+    const uint32_t tn = ceil_div32(n, tile.n), index = static_cast<uint32_t>(local);
+    if (panel <= 0 || static_cast<uint32_t>(panel) >= tn) {
+      const uint32_t row = index / tn;
+      return TileCoord{group, static_cast<int32_t>(row), static_cast<int32_t>(index - row * tn), true};
     }
-    const int64_t panel_tiles = ceil_div(m, tile.m) * panel;
-    const int64_t p = local / panel_tiles, within = local % panel_tiles;
-    const int64_t width = min64(panel, tn - p * panel);  // the last panel may be narrower
-    return TileCoord{group, static_cast<int32_t>(within / width),
-                     static_cast<int32_t>(p * panel + within % width), true};
+    const uint32_t width_max = static_cast<uint32_t>(panel), panel_tiles = ceil_div32(m, tile.m) * width_max;
+    const uint32_t p = index / panel_tiles, within = index - p * panel_tiles;
+    const uint32_t width = width_max < tn - p * width_max ? width_max : tn - p * width_max;  // the last panel may be narrower
+    const uint32_t row = within / width;
+    return TileCoord{group, static_cast<int32_t>(row), static_cast<int32_t>(p * width_max + within - row * width), true};
   }
 };
 
