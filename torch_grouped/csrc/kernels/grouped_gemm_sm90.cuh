@@ -157,8 +157,8 @@ struct GroupedGemmConfig {
   // The grouped walks read the ragged forms' offsets from a copy in shared memory, made once per
   // CTA, for calls of up to this many groups (1 KB of the 2048 bytes above), not from global
   // memory under the operands' traffic: grouped_mm DSv3 up 6.5% faster, DSv3 down 1.5%, the
-  // others as before (H100, session 29; the ~2 µs between the tiles of the 64 small and 128 tiny
-  // experts, session 28's timeline, did not shrink: their walk waits on something else).
+  // others as before (H100, session 29; the ~2 µs walk between the tiles of the 64 small and 128
+  // tiny experts was its instructions — GemmTiles's 64-bit divisions — not these reads).
   static constexpr int SharedOffsets = Mode_ == KernelMode::Grouped ? 256 : 0;
 
   // An MN-major operand (B N-major, A M-major): the TMA box is 64 columns (rows) x BK, so the atoms
