@@ -25,16 +25,11 @@ struct GroupSizes {
 // columns, so the A rows and B columns it streams stay in L2 instead of re-reading all of B for
 // every tile row (n fastest) or all of A for every tile column (m fastest).
 //
-// Its divisions are 32-bit: a group's rows and columns are below 2^31 (the kernels address them
-// with 32-bit coordinates) and its tiles below 2^32 (2^46 output elements), and on the GPU, where
-// the kernels walk at every tile boundary, a 32-bit division by a runtime divisor is a short
-// inline sequence while a 64-bit one calls a long routine.
+// Its divisions are 32-bit (ceil_div32): a group's rows and columns are below 2^31 (the kernels
+// address them with 32-bit coordinates) and its tiles below 2^32 (2^46 output elements).
 struct GemmTiles {
   TileShape tile;
   int32_t panel = 0;
-  TG_HOST_DEVICE static uint32_t ceil_div32(int64_t a, int32_t b) {
-    return (static_cast<uint32_t>(a) + static_cast<uint32_t>(b) - 1) / static_cast<uint32_t>(b);
-  }
   TG_HOST_DEVICE int64_t tiles_n(int64_t n) const { return ceil_div32(n, tile.n); }
   TG_HOST_DEVICE int64_t count(int64_t m, int64_t n) const {
     return int64_t(ceil_div32(m, tile.m)) * ceil_div32(n, tile.n);
