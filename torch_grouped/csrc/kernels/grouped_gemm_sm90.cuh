@@ -418,17 +418,27 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   LoadState<Cfg> s;
   if constexpr (Cfg::HandsUnits) {
     typename Cfg::Units ring(smem.units, /*producer=*/true);
-    WorkUnit u;  // (one object for every walk: RememberGroup updates only the tile of a unit of the last group)
-    for (;;) {
-      const bool live = units.next(u);  // (the whole warp: the visitor is warp-parallel)
-      ring.push(u, live, leader);
-      if (!live) break;
+    // One object for every walk: with RememberGroup the walk updates only the tile of a unit of
+    // the previous answer's group, whose problem it expects to find there (TileWalker::next).
+    WorkUnit walked;
+    bool live = units.next(walked);
+    int slot = ring.push(walked, live, leader);
+    while (live) {
       if (leader) {
+        const WorkUnit& u = ring.unit(slot);
         acquire_unit_maps<Cfg>(p, u, s);
-#pragma unroll 1
-        for (int32_t kb = u.kb_begin; kb < u.kb_end; ++kb) load_k_block<Cfg>(p, pipeline, smem, s, u, kb);
+        if (u.kb_begin < u.kb_end) load_k_block<Cfg>(p, pipeline, smem, s, u, u.kb_begin);
       }
       __syncwarp();
+      live = units.next(walked);  // (the whole warp: the visitor is warp-parallel)
+      const int next = ring.push(walked, live, leader);
+      if (leader) {
+        const WorkUnit& u = ring.unit(slot);
+#pragma unroll 1
+        for (int32_t kb = u.kb_begin + 1; kb < u.kb_end; ++kb) load_k_block<Cfg>(p, pipeline, smem, s, u, kb);
+      }
+      __syncwarp();
+      slot = next;
     }
   } else {
     WorkUnit u;
