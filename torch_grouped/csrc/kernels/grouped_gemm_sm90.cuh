@@ -418,11 +418,13 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
   LoadState<Cfg> s;
   if constexpr (Cfg::HandsUnits) {
     typename Cfg::Units ring(smem.units, /*producer=*/true);
-    // One object for every walk: with RememberGroup the walk updates only the tile of a unit of
-    // the previous answer's group, whose problem it expects to find there (TileWalker::next).
-    WorkUnit walked;
-    bool live = units.next(walked);
-    int slot = ring.push(walked, live, leader);
+    int slot;
+    bool live;
+    {
+      WorkUnit first;
+      live = units.next(first);
+      slot = ring.push(first, live, leader);
+    }
     while (live) {
       if (leader) {
         const WorkUnit& u = ring.unit(slot);
@@ -430,6 +432,7 @@ __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::
         if (u.kb_begin < u.kb_end) load_k_block<Cfg>(p, pipeline, smem, s, u, u.kb_begin);
       }
       __syncwarp();
+      WorkUnit walked;
       live = units.next(walked);  // (the whole warp: the visitor is warp-parallel)
       const int next = ring.push(walked, live, leader);
       if (leader) {
