@@ -37,7 +37,6 @@
 #include "row_copy.cuh"
 #include "streamk_fixup.cuh"
 #include "tile_walker.cuh"
-#include "unit_ring.cuh"
 #include "unit_timeline.cuh"
 
 namespace torch_grouped::kernels {
@@ -52,16 +51,6 @@ namespace torch_grouped::kernels {
 //            the Rank2K tiles and epilogue, the plan's work units over the triangle's tiles
 //            (linear tile t is the Rank2K walk's tile t; both passes are the tile's iterations)
 enum class KernelMode { Grouped, Rank2K, StreamK, Rank2KStreamK };
-
-// One unit of a CTA's work: a tile and the range of its K blocks this CTA computes.
-struct WorkUnit {
-  sched::TileCoord tile;
-  GroupProblem q;
-  int32_t kb_begin, kb_end;  // K blocks [begin, end); Rank2K counts both passes
-  int64_t linear_tile;       // Stream-K: the plan's tile index
-  int64_t slot;              // Stream-K: workspace slot of the partial; -1: the whole tile
-  int64_t segment;           // Stream-K: which segment of the tile (K order)
-};
 
 template <class T, int BM_, int BN_, bool BKMajor_, KernelMode Mode_ = KernelMode::Grouped, int ClusterM_ = 1,
           bool TmaStore_ = false, bool AKMajor_ = true, bool RowCopies_ = false>
@@ -128,6 +117,8 @@ struct GroupedGemmConfig {
   // Stream-K walks and the 128 x 256 Rank2K tiles, whose epilogue spills more at 224, keep 40.
   static constexpr bool RememberGroup = Mode_ == KernelMode::Grouped;
   static constexpr bool WideProducer = !RowCopies && (Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::Rank2K && BN_ == BM_));
+  static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
+  static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
   // 128-byte swizzle: a K-major row of BK elements is exactly one 128 B line, which is what TMA's
   // SWIZZLE_128B writes and WGMMA's SW128 layouts read. TF32 WGMMA reads both operands K-major only.
   static_assert(BK * sizeof(T) == 128, "one swizzled line per row");
@@ -169,21 +160,6 @@ struct GroupedGemmConfig {
   // others as before (H100, session 29; the ~2 µs walk between the tiles of the 64 small and 128
   // tiny experts was its instructions — GemmTiles's 64-bit divisions — not these reads).
   static constexpr int SharedOffsets = Mode_ == KernelMode::Grouped ? 256 : 0;
-  // The grouped kernels' consumers take their units from the producer, which walks ahead of them
-  // anyway, through a ring in shared memory (unit_ring.cuh), where what the stages leave of their
-  // budget holds it: not beside the TMA-store kernels' double epilogue buffers (their 128 x 256
-  // stages leave 1 KB). Four slots: the producer is at most a pipeline's depth of K blocks ahead.
-  using Units = UnitRing<WorkUnit, 4>;
-  struct NoUnits {};
-  static constexpr bool HandsUnits =
-      Mode_ == KernelMode::Grouped && StageBudget - Stages * StageBytes >= int(sizeof(typename Units::Storage));
-  // The producer warpgroup's registers and the consumers' (setmaxnreg): the producer that hands
-  // units on reads its current one from the ring beside the walk's next one, and at 56 spilled
-  // ~180 bytes around each walk (the clustered K-grouped 128 x 256 kernel); 64 holds it.
-  static constexpr int ProducerRegs = RowCopies ? 104 : (HandsUnits ? 64 : (WideProducer ? 56 : 40));
-  static constexpr int ConsumerRegs = RowCopies ? 200
-                                    : (CtasPerSm == 2 ? (HandsUnits ? 192 : (WideProducer ? 200 : 216))
-                                                      : (HandsUnits || WideProducer ? 224 : 232));
 
   // An MN-major operand (B N-major, A M-major): the TMA box is 64 columns (rows) x BK, so the atoms
   // of one stage are stacked along K first (Step<_2, _1, _3>), which is the order the boxes land in.
@@ -208,10 +184,19 @@ struct GroupedGemmConfig {
     typename Pipeline::SharedStorage pipeline;
     int fixup_last[Consumers];  // Stream-K: streamk_fixup.cuh
     int32_t offs[SharedOffsets > 0 ? SharedOffsets : 1];  // the walk's copy of args.offs (SharedOffsets)
-    cute::conditional_t<HandsUnits, typename Units::Storage, NoUnits> units;
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
   static_assert(SmemBytes * CtasPerSm <= 227 * 1024, "shared memory beyond an SM's 227 KB");
+};
+
+// One unit of a CTA's work: a tile and the range of its K blocks this CTA computes.
+struct WorkUnit {
+  sched::TileCoord tile;
+  GroupProblem q;
+  int32_t kb_begin, kb_end;  // K blocks [begin, end); Rank2K counts both passes
+  int64_t linear_tile;       // Stream-K: the plan's tile index
+  int64_t slot;              // Stream-K: workspace slot of the partial; -1: the whole tile
+  int64_t segment;           // Stream-K: which segment of the tile (K order)
 };
 
 // The grouped and Rank2K walks: whole tiles, every K block, padding slots skipped.
@@ -398,53 +383,21 @@ __device__ __forceinline__ const int32_t* shared_offsets(const GroupedGemmArgs& 
   return copies_offsets<Cfg>(p) ? smem.offs : nullptr;
 }
 
-// The TMA producer (warp 0; thread 0 issues): the loads of every K block of the CTA's units. With
-// Cfg::HandsUnits it also hands each unit to the consumers (Cfg::Units) before its loads, and
-// walks to the next one after the current one's first load, where the leader would otherwise wait
-// for free stages; between walks a unit lives in its ring slot only.
+// The TMA producer (warp 0; thread 0 issues): the loads of every K block of the CTA's units.
 template <class Cfg>
 __device__ __forceinline__ void produce(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem) {
   const bool leader = threadIdx.x == 0;  // the pipeline's transaction leader
   WorkUnits<Cfg> units(p, shared_offsets<Cfg>(p, smem));
+  WorkUnit u;
   LoadState<Cfg> s;
-  if constexpr (Cfg::HandsUnits) {
-    typename Cfg::Units ring(smem.units, /*producer=*/true);
-    int slot;
-    bool live;
-    {
-      WorkUnit first;
-      live = units.next(first);
-      slot = ring.push(first, live, leader);
-    }
-    while (live) {
-      if (leader) {
-        const WorkUnit& u = ring.unit(slot);
-        acquire_unit_maps<Cfg>(p, u, s);
-        if (u.kb_begin < u.kb_end) load_k_block<Cfg>(p, pipeline, smem, s, u, u.kb_begin);
-      }
-      __syncwarp();
-      WorkUnit walked;
-      live = units.next(walked);  // (the whole warp: the visitor is warp-parallel)
-      const int next = ring.push(walked, live, leader);
-      if (leader) {
-        const WorkUnit& u = ring.unit(slot);
-#pragma unroll 1
-        for (int32_t kb = u.kb_begin + 1; kb < u.kb_end; ++kb) load_k_block<Cfg>(p, pipeline, smem, s, u, kb);
-      }
-      __syncwarp();
-      slot = next;
-    }
-  } else {
-    WorkUnit u;
-    while (units.next(u)) {
-      if (leader) {
-        acquire_unit_maps<Cfg>(p, u, s);
+  while (units.next(u)) {
+    if (leader) {
+      acquire_unit_maps<Cfg>(p, u, s);
 #pragma unroll 1  // (unrolled, it grew the producer's code 7-fold for nothing: it waits on stages)
-        for (int32_t kb = u.kb_begin; kb < u.kb_end; ++kb) load_k_block<Cfg>(p, pipeline, smem, s, u, kb);
-      }
-      __syncwarp();
+      for (int32_t kb = u.kb_begin; kb < u.kb_end; ++kb) load_k_block<Cfg>(p, pipeline, smem, s, u, kb);
     }
+    __syncwarp();
   }
   // With clusters the peer's consumers release this CTA's stages and its multicasts land here:
   // the CTA may exit only once every stage it filled has been released by both.
@@ -929,23 +882,6 @@ __device__ __forceinline__ void release_stage(typename Cfg::Pipeline& pipeline, 
   }
 }
 
-// The consumers' units: from the producer's ring (Cfg::HandsUnits), or their own walk.
-template <class Cfg>
-struct RingUnits {
-  typename Cfg::Units ring;
-  int thread;
-  __device__ __forceinline__ bool next(WorkUnit& u) { return ring.pop(u, thread); }
-};
-
-template <class Cfg>
-__device__ __forceinline__ auto consumer_units(const GroupedGemmArgs& p, typename Cfg::SharedStorage& smem, int thread) {
-  if constexpr (Cfg::HandsUnits) {
-    return RingUnits<Cfg>{typename Cfg::Units(smem.units, /*producer=*/false), thread};
-  } else {
-    return WorkUnits<Cfg>(p, shared_offsets<Cfg>(p, smem));
-  }
-}
-
 template <class Cfg>
 __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem, int thread) {
@@ -966,7 +902,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     for (int i = 0; i < size(acc); ++i) total(i) = first ? acc(i) : total(i) + acc(i);
   };
 
-  auto units = consumer_units<Cfg>(p, smem, thread);
+  WorkUnits<Cfg> units(p, shared_offsets<Cfg>(p, smem));
   typename Cfg::Pipeline::PipelineState state;
   WorkUnit u;
   const int warpgroup = thread / 128;
@@ -1119,9 +1055,6 @@ __global__ void __launch_bounds__(Cfg::Threads, Cfg::CtasPerSm) grouped_gemm_sm9
   params.is_leader = threadIdx.x == 0;
   params.num_producers = Cfg::RowCopies ? 128 : 1;  // arrivals per full stage: the row copies' threads, or the TMA leader
   typename Cfg::Pipeline pipeline(smem.pipeline, params, typename Cfg::ClusterShape{});
-  if constexpr (Cfg::HandsUnits) {
-    if (threadIdx.x == 0) Cfg::Units::init(smem.units, 4 * Cfg::Consumers);  // (a consumer warp frees a slot)
-  }
   // Barriers initialised before anyone waits on them (or, in a cluster, signals them remotely).
   if constexpr (Cfg::ClusterM > 1) {
     cute::cluster_arrive_relaxed();
