@@ -119,9 +119,10 @@ struct GroupedGemmConfig {
   static constexpr bool WideProducer = !RowCopies && (Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::Rank2K && BN_ == BM_));
   static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
   static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
-  // setmaxnreg only moves registers within the CTA's launch allocation (ptxas's per-thread count
-  // under __launch_bounds__, a multiple of 8): a consumer allocation beyond what the producer's
-  // release frees waits forever (a 64 + 2 x 224 split of 3 x 168 hung every launch; session 30).
+  // setmaxnreg only moves registers within the CTA's launch allocation: the per-thread cap of
+  // __launch_bounds__ (a multiple of 8), which ptxas takes whole in these kernels (168 with three
+  // warpgroups, 128 with two CTAs of two). A consumer allocation beyond what the producer's release
+  // frees waits forever (a 64 + 2 x 224 split of 3 x 168 hung every launch; session 30).
   static constexpr int LaunchRegs = (65536 / (Threads * CtasPerSm)) / 8 * 8;
   static_assert(128 * ProducerRegs + 128 * Consumers * ConsumerRegs <= Threads * LaunchRegs,
                 "setmaxnreg beyond the CTA's registers");
