@@ -1,11 +1,16 @@
 """Compile one .cu of the extension for sm_90a with the flags of setup.py and print the resource
 usage (registers, spills, shared memory), without building the whole extension:
-    python tools/nvcc_check.py torch_grouped/csrc/cuda/permute_copy.cu [--sass]
+    python tools/nvcc_check.py torch_grouped/csrc/cuda/permute_copy.cu [--sass] [--loops]
+--loops: where the spills (STL/LDL) of each kernel sit, by the innermost loop around them whose body
+issues TMA loads, WGMMAs or cp.async (hot_loop_spills): a spill in a loop of a few dozen
+instructions runs every K block, one in a loop of thousands once a tile (session 30's unit ring:
+76 bytes of producer spill inside the K-block loop of the clustered kernels, 8-20% slower).
 CSRC=<another tree>/torch_grouped/csrc: its headers instead of this checkout's (ptxas of an older revision);
 pass that tree's .cu as well, since a .cu's own relative includes ("../kernels/...") resolve next to it.
 """
 import glob
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -16,7 +21,47 @@ from torch.utils import cpp_extension
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def main(source, sass=False):
+HOT = ("HGMMA", "UTMALDG", "LDGSTS")  # a loop doing these is the kernel's K loop (or inside one)
+_INSTRUCTION = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+_BRANCH = re.compile(r"\bBRA[\w.]*\s+(?:\S+,\s*)?0x([0-9a-f]+)")
+
+
+def hot_loop_spills(sass):
+    """Per kernel of a `cuobjdump --dump-sass` text: for each local-memory access (STL/LDL: a
+    spill), the innermost hot loop around it — a backward branch's range [target, branch] whose
+    body issues one of HOT — as {kernel: {(first, last, instructions) or None: count}}, None
+    counting the spills outside every hot loop."""
+    found = {}
+    for chunk in re.split(r"^\s*Function : ", sass, flags=re.M)[1:]:
+        name = chunk.split()[0]
+        code = [(int(m.group(1), 16), m.group(2)) for m in map(_INSTRUCTION.match, chunk.splitlines()) if m]
+        loops = []
+        for i, (address, text) in enumerate(code):
+            branch = _BRANCH.search(text)
+            if branch and int(branch.group(1), 16) <= address:
+                body = [t for a, t in code if int(branch.group(1), 16) <= a <= address]
+                if any(op in t for t in body for op in HOT):
+                    loops.append((int(branch.group(1), 16), address, len(body)))
+        counts = {}
+        for address, text in code:
+            if re.search(r"\b(STL|LDL)\b", text):
+                around = [loop for loop in loops if loop[0] <= address <= loop[1]]
+                key = min(around, key=lambda loop: loop[2]) if around else None
+                counts[key] = counts.get(key, 0) + 1
+        if counts:
+            found[name] = counts
+    return found
+
+
+def print_hot_loop_spills(sass):
+    for name, counts in hot_loop_spills(sass).items():
+        print(f"spills of {name[:100]}:")
+        for loop, count in sorted(counts.items(), key=lambda kv: kv[0][2] if kv[0] else 1 << 30):
+            where = f"in the hot loop 0x{loop[0]:x}-0x{loop[1]:x} ({loop[2]} instructions)" if loop else "outside hot loops"
+            print(f"  {count:4d} {where}")
+
+
+def main(source, sass=False, loops=False):
     home = os.environ.get("CUDA_HOME") or f"/usr/local/cuda-{torch.version.cuda}"
     includes = cpp_extension.include_paths(device_type="cuda") + [os.path.join(home, "include")]
     import cutlass_library  # noqa: F401  (headers for the matmul kernels)
@@ -41,11 +86,15 @@ def main(source, sass=False):
     keep = ("error", "Used", "spill", "Compiling entry", "Performance Loss")  # (C7515: serialized WGMMAs)
     lines = [l for l in r.stderr.splitlines() if any(k in l for k in keep)]
     print("\n".join(lines) if r.returncode == 0 else r.stderr[:6000])
-    if r.returncode == 0 and sass:
+    if r.returncode == 0 and (sass or loops):
         tool = glob.glob(os.path.join(os.path.dirname(__import__("triton").__file__), "backends/nvidia/bin/cuobjdump"))[0]
-        print(subprocess.run([tool, "--dump-sass", out], capture_output=True, text=True).stdout)
+        dump = subprocess.run([tool, "--dump-sass", out], capture_output=True, text=True).stdout
+        if loops:
+            print_hot_loop_spills(dump)
+        if sass:
+            print(dump)
     return r.returncode
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], "--sass" in sys.argv))
+    sys.exit(main(sys.argv[1], "--sass" in sys.argv, "--loops" in sys.argv))

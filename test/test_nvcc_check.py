@@ -1,0 +1,44 @@
+"""tools/nvcc_check.py --loops: where a kernel's spills sit, read from cuobjdump's SASS text (no GPU,
+no nvcc: the parser alone, on a hand-made listing in cuobjdump's format)."""
+import importlib.util
+import pathlib
+
+_PATH = pathlib.Path(__file__).resolve().parents[1] / "tools" / "nvcc_check.py"
+_SPEC = importlib.util.spec_from_file_location("nvcc_check", _PATH)
+nvcc_check = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(nvcc_check)
+
+
+def listing(name, instructions):
+    lines = [f"\t\tFunction : {name}", '\t.headerflags\t@"EF_CUDA_SM90"']
+    for i, text in enumerate(instructions):
+        lines.append(f"        /*{16 * i:04x}*/                   {text} ;      /* 0x000000000000 */")
+        lines.append("                                                              /* 0x000000000000 */")
+    return "\n".join(lines) + "\n"
+
+
+# 0x00 prologue spill; 0x10-0x70 the tile loop, holding the K-block loop 0x20-0x50 (a WGMMA, one
+# spill) and, after it, a barrier's spin loop 0x60 (no hot instruction) with a spill of its own.
+KERNEL = [
+    "STL [R1], R2",                           # 0x00: before any loop
+    "MOV R3, RZ",                             # 0x10: tile loop head
+    "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R4]",  # 0x20: K-block loop head
+    "LDL R5, [R1+0x4]",                       # 0x30: a spill every K block
+    "HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], R24",  # 0x40
+    "@!P1 BRA 0x20",                          # 0x50: K-block loop's back branch
+    "STL [R1+0x8], R6",                       # 0x60: spin loop, once a tile
+    "@!P0 BRA 0x60",                          # 0x70
+    "@P2 BRA 0x10",                           # 0x80: tile loop's back branch
+    "EXIT",                                   # 0x90
+]
+
+
+def test_spills_are_placed_in_their_innermost_hot_loop():
+    found = nvcc_check.hot_loop_spills(listing("kernel_a", KERNEL) + listing("kernel_b", ["MOV R1, R2", "EXIT"]))
+    assert found == {"kernel_a": {None: 1, (0x20, 0x50, 4): 1, (0x10, 0x80, 8): 1}}
+
+
+def test_branch_forms_and_forward_branches():
+    # BRA.U.ANY and BRA.DIV's register operand are read; a forward branch makes no loop
+    code = ["LDGSTS.E [R2], [R4.64]", "LDL R5, [R1]", "@P0 BRA.U.ANY 0x0", "BRA.DIV UR8, 0x60", "STL [R1], R5", "EXIT", "EXIT"]
+    assert nvcc_check.hot_loop_spills(listing("k", code)) == {"k": {(0x0, 0x20, 3): 1, None: 1}}
