@@ -2,8 +2,9 @@
 usage (registers, spills, shared memory), without building the whole extension:
     python tools/nvcc_check.py torch_grouped/csrc/cuda/permute_copy.cu [--sass] [--loops]
 --loops: where the spills (STL/LDL) of each kernel sit, by the innermost loop around them whose body
-issues TMA loads, WGMMAs or cp.async (hot_loop_spills): a spill in a loop of a few dozen
-instructions runs every K block, one in a loop of thousands once a tile (session 30's unit ring:
+issues TMA loads, WGMMAs or cp.async (hot_loop_spills): a spill in a loop of a few hundred
+instructions runs every K block, one in a loop of thousands once a tile (a loop is the address range
+of a backward branch, out-of-line code placed inside it included; session 30's unit ring:
 76 bytes of producer spill inside the K-block loop of the clustered kernels, 8-20% slower).
 CSRC=<another tree>/torch_grouped/csrc: its headers instead of this checkout's (ptxas of an older revision);
 pass that tree's .cu as well, since a .cu's own relative includes ("../kernels/...") resolve next to it.
@@ -36,7 +37,7 @@ def hot_loop_spills(sass):
         name = chunk.split()[0]
         code = [(int(m.group(1), 16), m.group(2)) for m in map(_INSTRUCTION.match, chunk.splitlines()) if m]
         loops = []
-        for i, (address, text) in enumerate(code):
+        for address, text in code:
             branch = _BRANCH.search(text)
             if branch and int(branch.group(1), 16) <= address:
                 body = [t for a, t in code if int(branch.group(1), 16) <= a <= address]
