@@ -494,3 +494,71 @@ def test_row_copies_takes_its_kernel(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "yes")
     with pytest.raises(ValueError, match="TORCH_GROUPED_ROW_COPIES must be 0 or 1; got 'yes'"):
         tg.streamk_mm(*few)
+
+
+@pytest.fixture
+def clusters(monkeypatch):
+    """TORCH_GROUPED_STREAMK_CLUSTER=1: the plan over 256-row pair tiles, in 2 x 1 clusters."""
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", "1")
+    return monkeypatch
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k", [
+    (1000, 3000, 576),   # 4 pair rows of 12 tiles: one wave of 66 clusters and a ragged one
+    (300, 520, 4000),    # 3 tile rows: the second pair's lower half past M
+    (130, 250, 20000),   # one pair row, its second half 2 rows deep: the separate fixup with pair slots
+    (256, 128, 20000),   # N <= 128: the 128x128 pair kernel, one pair over long K
+    (128, 128, 65536),   # one pair, its lower half past M: the fixup's two levels
+    (8, 8, 8),
+])
+def test_clusters_match_mm(decomposition, m, n, k, clusters):
+    """Every decomposition over pair tiles: the reference, every element written, and the same
+    bits on a second run (both CTAs' partials in their own slots, summed in K order)."""
+    a, b = operands(m, n, k)
+    poison()
+    first = tg.streamk_mm(a, b, decomposition=decomposition)
+    check(first, a, b)
+    assert torch.equal(tg.streamk_mm(a, b, decomposition=decomposition), first)
+
+
+@pytest.mark.parametrize("decomposition, splits, grid", [("split_k", 3, 4), ("stream_k", 0, 9), ("two_tile_sk_dp", 0, 2)])
+def test_clusters_on_small_grids(decomposition, splits, grid, clusters):
+    """A grid of a few CTAs is half as many clusters (an odd grid: its last CTA unused), each with
+    several pair tiles' partials to hand over."""
+    a, b = operands(700, 900, 3000)
+    poison()
+    check(tg.streamk_mm(a, b, decomposition=decomposition, splits=splits, grid=grid), a, b)
+
+
+@pytest.mark.parametrize("setting", ["1", "0"])
+def test_cluster_switch_takes_its_kernel(setting, monkeypatch):
+    """TORCH_GROUPED_STREAMK_CLUSTER=1 runs the clustered kernel where one exists (bf16, B N-major,
+    either tile), one CTA per walker otherwise (fp16, B K-major, row copies); 0 never; another value
+    is an error. (The profiler sees no kernels under compute-sanitizer.)"""
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", setting)
+    clustered = 2 if setting == "1" else 1
+    for n in (100, 3000):
+        a, b = operands(512, n, 1024)
+        names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition="stream_k"))
+        assert matmul_configs(names) == {(clustered, False, True)}, names
+    for dtype, b_n_major in ((torch.float16, True), (torch.bfloat16, False)):
+        a, b = operands(512, 3000, 1024, dtype, b_n_major)
+        assert matmul_configs(kernels_launched(lambda: tg.streamk_mm(a, b))) == {(1, False, True)}
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", "2")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_CLUSTER must be 0 or 1; got '2'"):
+        tg.streamk_mm(a, b)
+
+
+def test_clusters_in_cuda_graph(clusters):
+    """The clustered kernel with its cached counters, captured and replayed on new inputs."""
+    a, b = operands(300, 700, 6000)
+    run = lambda: tg.streamk_mm(a, b, decomposition="stream_k")  # noqa: E731
+    run()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = run()
+    for _ in range(3):
+        a.normal_(), b.normal_()
+        graph.replay()
+        check(out, a, b)

@@ -141,6 +141,18 @@ bool in_place_shape(const at::Tensor& a, const at::Tensor& b, bool k_major) {
          (b.size(1) * int64_t(b.element_size())) % 16 == 0;
 }
 
+// TORCH_GROUPED_STREAMK_CLUSTER=1 runs the plan in 2 x 1 clusters where a clustered kernel exists
+// (kernels::streamk_cluster_kernel_exists: bf16, B N-major, no row copies): the plan's tiles are
+// 256-row pairs and its walkers the resident clusters (at most half the grid), each CTA computing
+// its 128-row half, B multicast to both. Unset or 0: one CTA per walker.
+bool streamk_clusters_forced() {
+  const char* v = std::getenv("TORCH_GROUPED_STREAMK_CLUSTER");
+  if (v == nullptr || *v == '\0') return false;
+  TORCH_CHECK_VALUE(std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0,
+                    "TORCH_GROUPED_STREAMK_CLUSTER must be 0 or 1; got '", v, "'");
+  return *v == '1';
+}
+
 // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
 int64_t persistent_grid(int device, int64_t grid) {
   const int64_t resident = multiprocessor_count(device);
@@ -256,11 +268,20 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // 3xTF32's K loop is three passes over the operands: `auto` chooses as for one pass (see
   // sched::replan_for_k), then that plan runs the whole loop.
   const int64_t passes = o.k_passes, pass_k = o.k / passes;
+  // In clusters the plan deals 256-row pair tiles to the clusters (streamk_clusters_forced).
+  const kernels::InputKind input = input_kind(a.scalar_type());
+  const int cluster = !tf32 && !o.rows.on() && streamk_clusters_forced() &&
+                              kernels::streamk_cluster_kernel_exists(input, o.b_k_major, tile_n)
+                          ? 2
+                          : 1;
+  const int64_t walkers =
+      cluster == 1 ? g : std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, tile_n, device)) / 2;
+  const int64_t plan_tile_m = int64_t{kStreamKTileM} * cluster;
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
   const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(tile_n, o.in_place);
-  p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, kStreamKTileM, tile_n, o.tile_k, g,
+  p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, plan_tile_m, tile_n, o.tile_k, walkers,
                                           /*may_separate=*/true);
-  if (passes > 1) p.streamk = sched::replan_for_k(p.streamk, m, n, o.k, kStreamKTileM, tile_n, o.tile_k, /*may_separate=*/true);
+  if (passes > 1) p.streamk = sched::replan_for_k(p.streamk, m, n, o.k, plan_tile_m, tile_n, o.tile_k, /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
   p.m = m, p.n = n, p.k = o.k;
   p.groups = 1;
@@ -270,21 +291,24 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.out_kind = out_kind(a.scalar_type());
   // The epilogue through TMA stores where the output's rows are 16-byte aligned (128 x 256 tiles):
   // the stores drain during the next tile (16384² x 256: 370 -> 314 µs, H100, session 8).
-  std::optional<CUtensorMap> c_map = tile_n == 256 ? output_map(out, /*by_default=*/true) : std::nullopt;
+  // (no clustered variant with TMA stores)
+  std::optional<CUtensorMap> c_map = tile_n == 256 && cluster == 1 ? output_map(out, /*by_default=*/true) : std::nullopt;
   if (c_map) p.c_map = *c_map;
 
+  // In clusters a slot holds a pair tile, and a tile's counters serve both CTAs' warpgroups.
   const int64_t slots = p.streamk.workspace_slots();
   at::Tensor workspace;
   if (slots > 0) {
-    workspace = at::empty({slots, int64_t{kStreamKTileM} * tile_n}, a.options().dtype(at::kFloat));
+    workspace = at::empty({slots, plan_tile_m * tile_n}, a.options().dtype(at::kFloat));
     p.workspace = workspace.data_ptr<float>();
     if (!p.streamk.separate_fixup)
-      p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers, keep);
+      p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers * cluster, keep);
   }
-  kernels::streamk_kernel(input_kind(a.scalar_type()), o.b_k_major, tile_n, c_map.has_value(), o.rows.on())(
-      p, static_cast<int>(p.streamk.grid), stream);
+  kernels::streamk_kernel(input, o.b_k_major, tile_n, c_map.has_value(), o.rows.on(), cluster)(
+      p, static_cast<int>(p.streamk.grid * cluster), stream);
   if (p.streamk.separate_fixup)
-    launch_streamk_reduce(p.streamk, p.workspace, kStreamKTileM, tile_n, {out.data_ptr(), m, n, n, p.out_kind}, stream);
+    launch_streamk_reduce(p.streamk, p.workspace, static_cast<int>(plan_tile_m), tile_n, {out.data_ptr(), m, n, n, p.out_kind},
+                          stream);
   return out;
 }
 

@@ -45,6 +45,8 @@ TG_DECLARE(rank2k_bf16_128x128c2)
 TG_DECLARE(rank2k_f16_128x128c2)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
 TG_DECLARE(rank2k_streamk_f16_128x128)
+TG_DECLARE(rank2k_streamk_bf16_128x128c2)
+TG_DECLARE(rank2k_streamk_f16_128x128c2)
 TG_DECLARE(rank2k_bf16_128x256)
 TG_DECLARE(rank2k_f16_128x256)
 TG_DECLARE(rank2k_streamk_bf16_128x256)
@@ -59,6 +61,8 @@ TG_DECLARE(streamk_bf16_128x256_bkmajor)
 TG_DECLARE(streamk_bf16_128x256_bnmajor)
 TG_DECLARE(streamk_f16_128x256_bkmajor)
 TG_DECLARE(streamk_f16_128x256_bnmajor)
+TG_DECLARE(streamk_bf16_128x128c2_bnmajor)
+TG_DECLARE(streamk_bf16_128x256c2_bnmajor)
 TG_DECLARE(streamk_bf16_128x256_bkmajor_tmastore)
 TG_DECLARE(streamk_bf16_128x256_bnmajor_tmastore)
 TG_DECLARE(streamk_f16_128x256_bkmajor_tmastore)
@@ -145,7 +149,12 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, in
                 : GroupedGemmKernel{rank2k_f16_128x256, 128, 256, 1, rank2k_f16_128x256_resident, false, 128, 128, true};
   }
   TORCH_INTERNAL_ASSERT(tile_n == 128, "Rank2K: no kernel with 128x", tile_n, " tiles");
+  if (streamk && cluster_m == 2) {
+    return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x128c2, 128, 128, 2, rank2k_streamk_bf16_128x128c2_resident, false, 64}
+                : GroupedGemmKernel{rank2k_streamk_f16_128x128c2, 128, 128, 2, rank2k_streamk_f16_128x128c2_resident, false, 64};
+  }
   if (streamk) {
+    TORCH_INTERNAL_ASSERT(cluster_m == 1, "Rank2K Stream-K: no kernel in clusters of ", cluster_m);
     return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x128, 128, 128, 1, rank2k_streamk_bf16_128x128_resident, false}
                 : GroupedGemmKernel{rank2k_streamk_f16_128x128, 128, 128, 1, rank2k_streamk_f16_128x128_resident, false};
   }
@@ -158,7 +167,22 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, in
               : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident, false};
 }
 
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store, bool row_copies) {
+bool streamk_cluster_kernel_exists(InputKind input, bool b_k_major, int tile_n) {
+  return input == InputKind::BFloat16 && !b_k_major && (tile_n == 128 || tile_n == 256);
+}
+
+int streamk_cluster_resident(InputKind input, bool b_k_major, int tile_n, int device) {
+  TORCH_INTERNAL_ASSERT(streamk_cluster_kernel_exists(input, b_k_major, tile_n), "Stream-K: no clustered kernel");
+  return tile_n == 128 ? streamk_bf16_128x128c2_bnmajor_resident(device) : streamk_bf16_128x256c2_bnmajor_resident(device);
+}
+
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store, bool row_copies,
+                                   int cluster_m) {
+  if (cluster_m != 1) {
+    TORCH_INTERNAL_ASSERT(cluster_m == 2 && streamk_cluster_kernel_exists(input, b_k_major, tile_n) && !tma_store && !row_copies,
+                          "Stream-K: no kernel in clusters of ", cluster_m, " for these inputs");
+    return tile_n == 128 ? streamk_bf16_128x128c2_bnmajor : streamk_bf16_128x256c2_bnmajor;
+  }
   if (input == InputKind::TF32) {
     TORCH_INTERNAL_ASSERT(b_k_major && tile_n == 128 && !tma_store && !row_copies,
                           "Stream-K TF32: 128x128 tiles, B K-major, the threads' stores, no row copies only");

@@ -47,9 +47,10 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
 GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);
 
 // The Rank2K (syr2k) kernel: 128 x tile_n tiles (128 or 256), operands K-major; `streamk`: over
-// the work units of args.streamk (one problem), partial tiles in args.workspace; else (128 x 128
-// only) `cluster_m` = 2: in 2 x 1 clusters over 256 x 128 pair tiles of the triangle
-// (args.triangle's tile), the B role multicast. TF32 inputs: 128 x 128 tiles without clusters only.
+// the work units of args.streamk (one problem), partial tiles in args.workspace. 128 x 128 tiles
+// only, `cluster_m` = 2: in 2 x 1 clusters over 256 x 128 pair tiles of the triangle
+// (args.triangle's tile; with `streamk` the plan's tiles), the B role multicast. TF32 inputs:
+// 128 x 128 tiles without clusters only.
 GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1, int tile_n = 128);
 
 // The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
@@ -58,7 +59,13 @@ constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
 // `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map);
 // `row_copies` (tile_n 128 only): the variant that reads operands TMA cannot address in place
 // (args.a_rows / b_rows, kernels/row_copy.cuh). TF32 inputs: 128 x 128 tiles, B K-major, neither variant.
+// `cluster_m` = 2 (where streamk_cluster_kernel_exists; neither variant): in 2 x 1 clusters whose
+// CTAs take the halves of the plan's 256 x tile_n pair tiles (its walkers are the clusters: the
+// grid is twice the plan's), B multicast; its workspace slots hold pair tiles, and its counters
+// are four per tile (kStreamKConsumers per CTA).
+bool streamk_cluster_kernel_exists(InputKind input, bool b_k_major, int tile_n);
+int streamk_cluster_resident(InputKind input, bool b_k_major, int tile_n, int device);  // CTAs, whole clusters
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store = false,
-                                   bool row_copies = false);
+                                   bool row_copies = false, int cluster_m = 1);
 
 }  // namespace torch_grouped::kernels

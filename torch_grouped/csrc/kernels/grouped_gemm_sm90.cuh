@@ -68,9 +68,12 @@ struct GroupedGemmConfig {
   // stores nothing. syr2k's 128 x 128 tiles read 32 KB per K block against 48 KB for 128 x 256
   // tiles' twice the MACs: the multicast cuts that to 24 KB.
   static constexpr int ClusterM = ClusterM_;
-  static_assert(ClusterM == 1 ||
-                    (ClusterM == 2 && (Mode_ == KernelMode::Grouped || Mode_ == KernelMode::Rank2K) && BN % 128 == 0),
-                "clusters: the grouped and Rank2K walks, B tiles that halve into whole TMA boxes");
+  // Stream-K in clusters: the plan's units are pair tiles (its tile_m is 2·BM), dealt to the
+  // clusters as to CTAs; both CTAs of a cluster run the same units (so the same K blocks, which
+  // the multicast needs) on their own halves, and the fixup sees a pair tile as a tile of
+  // 2·Consumers warpgroups (each with its own partials and counter).
+  static_assert(ClusterM == 1 || (ClusterM == 2 && BN % 128 == 0),
+                "clusters of two, B tiles that halve into whole TMA boxes");
   using ClusterShape = cute::Shape<cute::Int<ClusterM>, cute::_1, cute::_1>;
   static constexpr bool Rank2K = Mode_ == KernelMode::Rank2K || Mode_ == KernelMode::Rank2KStreamK;
   // Rows of an A box and of a K-major B box: the tile's (B: this CTA's share of it in clusters),
@@ -229,18 +232,20 @@ struct TileUnits {
 
 // The Stream-K walk of one matmul (the Batched form with one group, syr2k's one problem too):
 // this CTA's units in the plan's order, tiles numbered m → n (Rank2K: in the triangle walk's
-// order).
+// order). In clusters the plan's walkers are the clusters and its tiles pair tiles, of which
+// each CTA takes its rows (as TileUnits does).
 template <class Cfg>
 struct StreamKUnits {
   const sched::StreamKPlan& plan;
   const sched::SymmetricTiles& triangle;
   GroupProblem q;
   sched::StreamKCursor cursor;
+  static __device__ __forceinline__ int64_t walker() { return blockIdx.x / Cfg::ClusterM; }
   __device__ StreamKUnits(const GroupedGemmArgs& p, const int32_t* /* no offsets */ = nullptr)
-      : plan(p.streamk), triangle(p.triangle), q(batched_problem(p, 0)), cursor(p.streamk.begin(blockIdx.x)) {}
+      : plan(p.streamk), triangle(p.triangle), q(batched_problem(p, 0)), cursor(p.streamk.begin(walker())) {}
   __device__ __forceinline__ bool next(WorkUnit& u) {
     sched::StreamKWorkUnit w;
-    if (!plan.next(blockIdx.x, cursor, w)) return false;
+    if (!plan.next(walker(), cursor, w)) return false;
     u.q = q;
     if constexpr (Cfg::Rank2K) {
       u.tile = triangle.coord(0, q.n, q.n, w.tile);
@@ -250,6 +255,7 @@ struct StreamKUnits {
       const uint32_t tile = uint32_t(w.tile), tiles_n = uint32_t(plan.tiles_n), tile_m = tile / tiles_n;
       u.tile = sched::TileCoord{0, int32_t(tile_m), int32_t(tile - tile_m * tiles_n), true};
     }
+    if constexpr (Cfg::ClusterM > 1) u.tile = sched::cluster_member_tile(u.tile, Cfg::ClusterM, int32_t(cute::block_rank_in_cluster()));
     u.kb_begin = int32_t(w.k_begin), u.kb_end = int32_t(w.k_end);
     u.linear_tile = w.tile, u.slot = w.slot, u.segment = w.segment;
     return true;
@@ -971,11 +977,14 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
 
     if constexpr (Cfg::StreamK) {
       if (u.slot >= 0) {  // a segment of a cut tile: published; the last to arrive (or a separate kernel) sums
-        const StreamKFixup fixup{p.workspace, p.counters, Cfg::BM * Cfg::BN, Cfg::Consumers, warpgroup,
-                                 1 + warpgroup, &smem.fixup_last[warpgroup]};
+        // In clusters the plan's tile is the pair tile: this CTA's warpgroups come after its
+        // lower-ranked peers' in its slots and counters (a pair tile's rank r holds rows r·BM on).
+        const int rank = Cfg::ClusterM > 1 ? int(cute::block_rank_in_cluster()) : 0;
+        const StreamKFixup fixup{p.workspace, p.counters, Cfg::ClusterM * Cfg::BM * Cfg::BN, Cfg::ClusterM * Cfg::Consumers,
+                                 rank * Cfg::Consumers + warpgroup, 1 + warpgroup, &smem.fixup_last[warpgroup]};
         if constexpr (!Cfg::Rank2K) {  // streamk_mm: the separate kernel sums (sched::SeparateFixup)
           if (p.streamk.separate_fixup) {
-            fixup.store_matrix(acc, coords, u.slot, Cfg::BN);
+            fixup.store_matrix(acc, coords, u.slot, rank * Cfg::BM, Cfg::BN);
             continue;
           }
         }

@@ -30,9 +30,9 @@ namespace torch_grouped::kernels {
 struct StreamKFixup {
   float* workspace;   // slots of slot_floats fp32 each
   int32_t* counters;  // tiles x consumers
-  int slot_floats;    // one whole tile
-  int consumers;      // consumer warpgroups per CTA
-  int warpgroup;      // this thread's consumer warpgroup
+  int slot_floats;    // one whole tile (a cluster's pair tile)
+  int consumers;      // consumer warpgroups per tile (of the cluster's CTAs together)
+  int warpgroup;      // this thread's consumer warpgroup among them
   int barrier;        // the warpgroup's named barrier
   int* last_flag;     // the warpgroup's word of shared memory, to broadcast lane 0's verdict
 
@@ -89,10 +89,12 @@ struct StreamKFixup {
   // matrix of tile_n columns in `slot`, so that the reduction kernel reads and sums whole rows.
   // Accumulator pairs (2q, 2q + 1) are adjacent columns (WGMMA's C layout): one 8-byte store each,
   // a warp's stores filling whole 32-byte sectors of eight rows. No counter: the reduction runs
-  // after the matmul kernel, in stream order.
+  // after the matmul kernel, in stream order. `first_row`: where this CTA's rows start in the
+  // plan's tile (a cluster's pair tile: the peer's rows come first in the slot).
   template <class Acc, class Coords>
-  __device__ __forceinline__ void store_matrix(const Acc& acc, const Coords& coords, int64_t slot, int tile_n) const {
-    float* dst = workspace + slot * slot_floats;
+  __device__ __forceinline__ void store_matrix(const Acc& acc, const Coords& coords, int64_t slot, int first_row,
+                                               int tile_n) const {
+    float* dst = workspace + slot * slot_floats + int64_t(first_row) * tile_n;
     CUTE_UNROLL
     for (int i = 0; i < int(cute::size(acc)); i += 2) {
       const int r = int(cute::get<0>(coords(i))), c = int(cute::get<1>(coords(i)));
