@@ -533,21 +533,46 @@ def test_clusters_on_small_grids(decomposition, splits, grid, clusters):
 
 @pytest.mark.parametrize("setting", ["1", "0"])
 def test_cluster_switch_takes_its_kernel(setting, monkeypatch):
-    """TORCH_GROUPED_STREAMK_CLUSTER=1 runs the clustered kernel where one exists (bf16, B N-major,
-    either tile), one CTA per walker otherwise (fp16, B K-major, row copies); 0 never; another value
-    is an error. (The profiler sees no kernels under compute-sanitizer.)"""
+    """TORCH_GROUPED_STREAMK_CLUSTER=1 runs the clustered kernel for bf16 and fp16, B N-major or
+    K-major, either tile, but not the row copies' kernel; 0 never; another value is an error.
+    (The profiler sees no kernels under compute-sanitizer.)"""
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", setting)
     clustered = 2 if setting == "1" else 1
-    for n in (120, 3000):  # (rows of 16-byte multiples: TMA reads B, no row copies)
-        a, b = operands(512, n, 1024)
+    for n, dtype, b_n_major in ((120, torch.bfloat16, True), (3000, torch.bfloat16, True), (3000, torch.float16, True),
+                                (3000, torch.bfloat16, False), (120, torch.float16, False)):
+        a, b = operands(512, n, 1024, dtype, b_n_major)  # (rows of 16-byte multiples: TMA reads B)
         names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition="stream_k"))
         assert matmul_configs(names) == {(clustered, False, True)}, names
-    for dtype, b_n_major in ((torch.float16, True), (torch.bfloat16, False)):
-        a, b = operands(512, 3000, 1024, dtype, b_n_major)
-        assert matmul_configs(kernels_launched(lambda: tg.streamk_mm(a, b))) == {(1, False, True)}
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
+    a, b = operands(512, 100, 1024)  # B's rows 200 bytes apart: row copies
+    names = kernels_launched(lambda: tg.streamk_mm(a, b))
+    assert matmul_configs(names) == {(1, False, True)} and row_copy_kernels(names) == 1, names
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", "2")
     with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_CLUSTER must be 0 or 1; got '2'"):
         tg.streamk_mm(a, b)
+
+
+@pytest.mark.parametrize("m, n, k", [
+    (1000, 3000, 1030),  # K off the 16-byte grid (a pitched copy of A)
+    (1000, 3000, 1024),  # read and written in place: no clusters
+    (2900, 1500, 571),   # A copied, output rows unaligned
+    (500, 1500, 571),    # the same with a few tiles
+    (3000, 120, 571),    # 128 x 128 tiles: 24 of them
+])
+def test_clusters_by_default(m, n, k, monkeypatch):
+    """Unset, the clusters run where sched::streamk_clusters_pay says: shapes not read and written
+    in place (contiguous operands: K or N off the 16-byte grid), with 128 x 256 tiles or 160+ tiles
+    of 128 x 128; the result is the reference's either way."""
+    monkeypatch.delenv("TORCH_GROUPED_STREAMK_CLUSTER", raising=False)
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
+    a, b = operands(m, n, k)
+    tile_n = torch.ops.grouped._streamk_tile(a, b)[1]
+    in_place = (2 * k) % 16 == 0 and (2 * n) % 16 == 0
+    expect = not in_place and (tile_n == 256 or -(-m // 128) * -(-n // 128) >= 160)
+    names = kernels_launched(lambda: tg.streamk_mm(a, b))
+    assert matmul_configs(names) == {(2 if expect else 1, False, True)}, (tile_n, names)
+    poison()
+    check(tg.streamk_mm(a, b), a, b)
 
 
 def test_clusters_in_cuda_graph(clusters):

@@ -141,13 +141,14 @@ bool in_place_shape(const at::Tensor& a, const at::Tensor& b, bool k_major) {
          (b.size(1) * int64_t(b.element_size())) % 16 == 0;
 }
 
-// TORCH_GROUPED_STREAMK_CLUSTER=1 runs the plan in 2 x 1 clusters where a clustered kernel exists
-// (kernels::streamk_cluster_kernel_exists: bf16, B N-major, no row copies): the plan's tiles are
-// 256-row pairs and its walkers the resident clusters (at most half the grid), each CTA computing
-// its 128-row half, B multicast to both. Unset or 0: one CTA per walker.
-bool streamk_clusters_forced() {
+// Whether the plan runs in 2 x 1 clusters where a clustered kernel exists (no row copies, no
+// TF32): the plan's tiles are then 256-row pairs and its walkers the resident clusters (at most
+// half the grid), each CTA computing its 128-row half, B multicast to both.
+// sched::streamk_clusters_pay decides; TORCH_GROUPED_STREAMK_CLUSTER=1 or 0 forces them on or off
+// (the benchmarks' A/B runs, tests).
+bool streamk_clusters(bool in_place, int64_t tile_n, int64_t m, int64_t n) {
   const char* v = std::getenv("TORCH_GROUPED_STREAMK_CLUSTER");
-  if (v == nullptr || *v == '\0') return false;
+  if (v == nullptr || *v == '\0') return sched::streamk_clusters_pay(in_place, tile_n, m, n);
   TORCH_CHECK_VALUE(std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0,
                     "TORCH_GROUPED_STREAMK_CLUSTER must be 0 or 1; got '", v, "'");
   return *v == '1';
@@ -270,8 +271,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int64_t passes = o.k_passes, pass_k = o.k / passes;
   // In clusters the plan deals 256-row pair tiles to the clusters (streamk_clusters_forced).
   const kernels::InputKind input = input_kind(a.scalar_type());
-  const int cluster = !tf32 && !o.rows.on() && streamk_clusters_forced() &&
-                              kernels::streamk_cluster_kernel_exists(input, o.b_k_major, tile_n)
+  const int cluster = !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, o.b_k_major, tile_n) &&
+                              streamk_clusters(o.in_place, tile_n, m, n)
                           ? 2
                           : 1;
   const int64_t walkers =

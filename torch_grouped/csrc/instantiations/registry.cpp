@@ -61,8 +61,14 @@ TG_DECLARE(streamk_bf16_128x256_bkmajor)
 TG_DECLARE(streamk_bf16_128x256_bnmajor)
 TG_DECLARE(streamk_f16_128x256_bkmajor)
 TG_DECLARE(streamk_f16_128x256_bnmajor)
+TG_DECLARE(streamk_bf16_128x128c2_bkmajor)
 TG_DECLARE(streamk_bf16_128x128c2_bnmajor)
+TG_DECLARE(streamk_bf16_128x256c2_bkmajor)
 TG_DECLARE(streamk_bf16_128x256c2_bnmajor)
+TG_DECLARE(streamk_f16_128x128c2_bkmajor)
+TG_DECLARE(streamk_f16_128x128c2_bnmajor)
+TG_DECLARE(streamk_f16_128x256c2_bkmajor)
+TG_DECLARE(streamk_f16_128x256c2_bnmajor)
 TG_DECLARE(streamk_bf16_128x256_bkmajor_tmastore)
 TG_DECLARE(streamk_bf16_128x256_bnmajor_tmastore)
 TG_DECLARE(streamk_f16_128x256_bkmajor_tmastore)
@@ -167,21 +173,38 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, in
               : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident, false};
 }
 
+// The clustered Stream-K kernels, by input (bf16, fp16), tile width (128, 256) and B's layout.
+struct StreamKClusterKernel {
+  GroupedGemmLauncher launch;
+  int (*resident)(int device);
+};
+#define TG_SK_C2(P, N, L) StreamKClusterKernel{streamk_##P##_128x##N##c2_##L##major, streamk_##P##_128x##N##c2_##L##major_resident}
+static const StreamKClusterKernel kStreamKClusters[2][2][2] = {
+    {{TG_SK_C2(bf16, 128, bn), TG_SK_C2(bf16, 128, bk)}, {TG_SK_C2(bf16, 256, bn), TG_SK_C2(bf16, 256, bk)}},
+    {{TG_SK_C2(f16, 128, bn), TG_SK_C2(f16, 128, bk)}, {TG_SK_C2(f16, 256, bn), TG_SK_C2(f16, 256, bk)}}};
+#undef TG_SK_C2
+
 bool streamk_cluster_kernel_exists(InputKind input, bool b_k_major, int tile_n) {
-  return input == InputKind::BFloat16 && !b_k_major && (tile_n == 128 || tile_n == 256);
+  (void)b_k_major;  // (both layouts)
+  return input != InputKind::TF32 && (tile_n == 128 || tile_n == 256);
+}
+
+static const StreamKClusterKernel& streamk_cluster(InputKind input, bool b_k_major, int tile_n) {
+  TORCH_INTERNAL_ASSERT(streamk_cluster_kernel_exists(input, b_k_major, tile_n), "Stream-K: no clustered kernel with 128x",
+                        tile_n, " tiles for these inputs");
+  return kStreamKClusters[input == InputKind::BFloat16 ? 0 : 1][tile_n == 128 ? 0 : 1][b_k_major ? 1 : 0];
 }
 
 int streamk_cluster_resident(InputKind input, bool b_k_major, int tile_n, int device) {
-  TORCH_INTERNAL_ASSERT(streamk_cluster_kernel_exists(input, b_k_major, tile_n), "Stream-K: no clustered kernel");
-  return tile_n == 128 ? streamk_bf16_128x128c2_bnmajor_resident(device) : streamk_bf16_128x256c2_bnmajor_resident(device);
+  return streamk_cluster(input, b_k_major, tile_n).resident(device);
 }
 
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store, bool row_copies,
                                    int cluster_m) {
   if (cluster_m != 1) {
-    TORCH_INTERNAL_ASSERT(cluster_m == 2 && streamk_cluster_kernel_exists(input, b_k_major, tile_n) && !tma_store && !row_copies,
-                          "Stream-K: no kernel in clusters of ", cluster_m, " for these inputs");
-    return tile_n == 128 ? streamk_bf16_128x128c2_bnmajor : streamk_bf16_128x256c2_bnmajor;
+    TORCH_INTERNAL_ASSERT(cluster_m == 2 && !tma_store && !row_copies, "Stream-K: no kernel in clusters of ", cluster_m,
+                          tma_store ? " with TMA stores" : "", row_copies ? " with row copies" : "");
+    return streamk_cluster(input, b_k_major, tile_n).launch;
   }
   if (input == InputKind::TF32) {
     TORCH_INTERNAL_ASSERT(b_k_major && tile_n == 128 && !tma_store && !row_copies,

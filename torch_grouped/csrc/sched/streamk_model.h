@@ -188,4 +188,22 @@ inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int 
   return (load <= 4 && share >= m * n) || tiles <= grid;
 }
 
+
+// Whether streamk_mm runs its plan in 2 x 1 clusters (kernels/grouped_gemm_sm90.cuh: 256-row pair
+// tiles dealt to the clusters, B multicast): for shapes the TMA kernel does not read and write in
+// place (`in_place` false: an operand through a pitched copy, or output rows off the 16-byte
+// grid), with 128 x 256 tiles or at least 160 tiles of 128 x 128. Measured (H100, session 31,
+// bf16, best of 2 alternating rounds of each setting on the 64-shape corpus): the clusters took
+// 3976 x 3686 x 4155 from 336 to 248 µs, 831 x 3792 x 9195 159 -> 116, 1051 x 2898 x 5410 144 ->
+// 111, all 16 shapes with 128 x 256 tiles but one (0.995) 1.05-1.37x faster, and 128 x 128 shapes
+// of 160+ tiles 1.01-1.20x (734 x 6028 x 2544 0.993); below that they lose where the pairs are
+// few against the clusters that fit (557 x 3141 x 150, 125 tiles: 0.82x; 128 x 1432 x 42927
+// 0.81x). Shapes read and written in place keep one CTA a walker: 128 x 256 tiles there store
+// through TMA, which the clustered kernel does not (16384² x 256: 0.86x in clusters), and the
+// 128 x 128 anchors moved both ways (2304² x 2048 1.08x, 2176² x 4096 0.85x, 1408² x 8192 0.71x).
+// Corpus geomean against torch.mm 1.443 -> 1.522 with this rule, no shape below 0.99x its time
+// without clusters.
+inline bool streamk_clusters_pay(bool in_place, int64_t tile_n, int64_t m, int64_t n) {
+  return !in_place && (tile_n == 256 || ceil_div(m, 128) * ceil_div(n, 128) >= 160);
+}
 }  // namespace torch_grouped::sched
