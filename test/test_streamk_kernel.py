@@ -533,16 +533,15 @@ def test_clusters_on_small_grids(decomposition, splits, grid, clusters):
 
 @pytest.mark.parametrize("setting", ["1", "0"])
 def test_cluster_switch_takes_its_kernel(setting, monkeypatch):
-    """TORCH_GROUPED_STREAMK_CLUSTER=1 runs the clustered kernel for bf16 and fp16, B N-major or
-    K-major, either tile, but not the row copies' kernel; 0 never; another value is an error.
-    (The profiler sees no kernels under compute-sanitizer.)"""
+    """TORCH_GROUPED_STREAMK_CLUSTER=1 runs the clustered kernel where one exists (bf16, B N-major,
+    either tile), one CTA per walker otherwise (fp16, B K-major, row copies); 0 never; another
+    value is an error. (The profiler sees no kernels under compute-sanitizer.)"""
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", setting)
-    clustered = 2 if setting == "1" else 1
-    for n, dtype, b_n_major in ((120, torch.bfloat16, True), (3000, torch.bfloat16, True), (3000, torch.float16, True),
-                                (3000, torch.bfloat16, False), (120, torch.float16, False)):
+    for n, dtype, b_n_major, clustered in ((120, torch.bfloat16, True, True), (3000, torch.bfloat16, True, True),
+                                           (3000, torch.float16, True, False), (3000, torch.bfloat16, False, False)):
         a, b = operands(512, n, 1024, dtype, b_n_major)  # (rows of 16-byte multiples: TMA reads B)
         names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition="stream_k"))
-        assert matmul_configs(names) == {(clustered, False, True)}, names
+        assert matmul_configs(names) == {(2 if clustered and setting == "1" else 1, False, True)}, names
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
     a, b = operands(512, 100, 1024)  # B's rows 200 bytes apart: row copies
     names = kernels_launched(lambda: tg.streamk_mm(a, b))
