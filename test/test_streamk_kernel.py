@@ -522,10 +522,12 @@ def test_clusters_match_mm(decomposition, m, n, k, clusters):
     assert torch.equal(tg.streamk_mm(a, b, decomposition=decomposition), first)
 
 
-@pytest.mark.parametrize("decomposition, splits, grid", [("split_k", 3, 4), ("stream_k", 0, 9), ("two_tile_sk_dp", 0, 2)])
+@pytest.mark.parametrize("decomposition, splits, grid", [
+    ("split_k", 3, 4), ("stream_k", 0, 9), ("two_tile_sk_dp", 0, 2), ("stream_k", 0, 1), ("split_k", 2, 1),
+])
 def test_clusters_on_small_grids(decomposition, splits, grid, clusters):
     """A grid of a few CTAs is half as many clusters (an odd grid: its last CTA unused), each with
-    several pair tiles' partials to hand over."""
+    several pair tiles' partials to hand over; a grid of one CTA runs without clusters."""
     a, b = operands(700, 900, 3000)
     poison()
     check(tg.streamk_mm(a, b, decomposition=decomposition, splits=splits, grid=grid), a, b)

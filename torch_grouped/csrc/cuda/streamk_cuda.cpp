@@ -269,14 +269,14 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // 3xTF32's K loop is three passes over the operands: `auto` chooses as for one pass (see
   // sched::replan_for_k), then that plan runs the whole loop.
   const int64_t passes = o.k_passes, pass_k = o.k / passes;
-  // In clusters the plan deals 256-row pair tiles to the clusters (streamk_clusters_forced).
+  // In clusters the plan deals 256-row pair tiles to the clusters (streamk_clusters), as many as
+  // run at once within the grid; a grid of one CTA runs without.
   const kernels::InputKind input = input_kind(a.scalar_type());
-  const int cluster = !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, o.b_k_major, tile_n) &&
-                              streamk_clusters(o.in_place, tile_n, m, n)
-                          ? 2
-                          : 1;
+  const bool clustered = g >= 2 && !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, o.b_k_major, tile_n) &&
+                         streamk_clusters(o.in_place, tile_n, m, n);
+  const int cluster = clustered ? 2 : 1;
   const int64_t walkers =
-      cluster == 1 ? g : std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, tile_n, device)) / 2;
+      clustered ? std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, tile_n, device)) / 2 : g;
   const int64_t plan_tile_m = int64_t{kStreamKTileM} * cluster;
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
   const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(tile_n, o.in_place);

@@ -167,9 +167,9 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, in
               : GroupedGemmKernel{rank2k_f16_128x128, 128, 128, 1, rank2k_f16_128x128_resident, false};
 }
 
-// The clustered Stream-K kernels: bf16, B N-major, 128 x 128 or 128 x 256 halves. (B K-major
-// needs its map's boxes of tile_n / 2 rows, which streamk_mm does not encode yet: a whole tile's
-// box hung the clustered kernel's first K block in session 31; fp16 has not run on a GPU.)
+// The clustered Stream-K kernels: bf16, B N-major, 128 x 128 or 128 x 256 halves, the ones that
+// ran on a GPU. (B K-major needs its map's boxes of tile_n / 2 rows, which streamk_mm does not
+// encode yet: with whole-tile boxes the tests hung, H100, session 31; fp16 has not run.)
 bool streamk_cluster_kernel_exists(InputKind input, bool b_k_major, int tile_n) {
   return input == InputKind::BFloat16 && !b_k_major && (tile_n == 128 || tile_n == 256);
 }
