@@ -496,6 +496,12 @@ def test_row_copies_takes_its_kernel(monkeypatch):
         tg.streamk_mm(*few)
 
 
+def cluster_sizes(names):
+    """The cluster sizes of the matmul kernels among kernel names (an aligned 128 x 256 output
+    without clusters takes the TMA-store variant: the other fields of matmul_configs vary)."""
+    return {cluster for cluster, _, _ in matmul_configs(names)}
+
+
 @pytest.fixture
 def clusters(monkeypatch):
     """TORCH_GROUPED_STREAMK_CLUSTER=1: the plan over 256-row pair tiles, in 2 x 1 clusters."""
@@ -543,11 +549,11 @@ def test_cluster_switch_takes_its_kernel(setting, monkeypatch):
                                            (3000, torch.float16, True, False), (3000, torch.bfloat16, False, False)):
         a, b = operands(512, n, 1024, dtype, b_n_major)  # (rows of 16-byte multiples: TMA reads B)
         names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition="stream_k"))
-        assert matmul_configs(names) == {(2 if clustered and setting == "1" else 1, False, True)}, names
+        assert cluster_sizes(names) == {2 if clustered and setting == "1" else 1}, names
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
     a, b = operands(512, 100, 1024)  # B's rows 200 bytes apart: row copies
     names = kernels_launched(lambda: tg.streamk_mm(a, b))
-    assert matmul_configs(names) == {(1, False, True)} and row_copy_kernels(names) == 1, names
+    assert cluster_sizes(names) == {1} and row_copy_kernels(names) == 1, names
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", "2")
     with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_CLUSTER must be 0 or 1; got '2'"):
         tg.streamk_mm(a, b)
@@ -571,7 +577,7 @@ def test_clusters_by_default(m, n, k, monkeypatch):
     in_place = (2 * k) % 16 == 0 and (2 * n) % 16 == 0
     expect = not in_place and (tile_n == 256 or -(-m // 128) * -(-n // 128) >= 160)
     names = kernels_launched(lambda: tg.streamk_mm(a, b))
-    assert matmul_configs(names) == {(2 if expect else 1, False, True)}, (tile_n, names)
+    assert cluster_sizes(names) == {2 if expect else 1}, (tile_n, names)
     poison()
     check(tg.streamk_mm(a, b), a, b)
 
