@@ -272,8 +272,9 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // In clusters the plan deals 256-row pair tiles to the clusters (streamk_clusters), as many as
   // run at once within the grid; a grid of one CTA runs without.
   const kernels::InputKind input = input_kind(a.scalar_type());
-  const bool clustered = g >= 2 && !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, o.b_k_major, tile_n) &&
-                         streamk_clusters(o.in_place, tile_n, m, n);
+  const bool wanted = streamk_clusters(o.in_place, tile_n, m, n);  // (first: a bad setting is an error on every call)
+  const bool clustered =
+      wanted && g >= 2 && !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, o.b_k_major, tile_n);
   const int cluster = clustered ? 2 : 1;
   const int64_t walkers =
       clustered ? std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, tile_n, device)) / 2 : g;
