@@ -25,7 +25,7 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 declare -A SANITIZE_AREA=(
   [layout]="(gpu and (layout or permute) and not huge and not takes_its_kernel)"
   [rank2k]="(test_rank2k_kernel and not takes_its_kernel) or test_gpu_large_fp32_fp64 or (test_syr2k_tf32 and not takes_its_kernel)"
-  [streamk]="(test_streamk_kernel and (grids or graph or 130-250 or unaligned or tma_store_epilogue or row_copies or (clusters and not by_default)) and not takes_its_kernel) or (test_streamk_tf32 and (operand_layouts or offset_views or grids or cuda_graph))"
+  [streamk]="(test_streamk_kernel and (grids or graph or 130-250 or unaligned or tma_store_epilogue or row_copies or (clusters and not by_default and (stream_k or split_k or cuda_graph))) and not takes_its_kernel) or (test_streamk_tf32 and (operand_layouts or offset_views or grids or cuda_graph))"
   [grouped]="(test_ragged_rows and 72-136) or test_list_api or test_ragged_columns or test_misaligned or test_many_misaligned or test_unaligned or (test_every_tile_configuration and (128x256c2 or tma)) or test_clustered_kernel or (test_k_grouped and not takes_its_kernel) or test_moe_layer or (test_gemm_tf32 and (accurate_by_default or cuda_graph)) or (test_grouped_mm_tf32 and not takes_its_kernel) or (test_f64_kernel and not takes_its_kernel)"
 )
 # racecheck's default, by area as well: the kernels that share memory between threads, a few cases
