@@ -230,34 +230,3 @@ def test_clusters_and_wide_tiles_are_a_value_error(monkeypatch):
     a = [torch.randn(64, 16, device="cuda", dtype=torch.bfloat16)]
     with pytest.raises(ValueError, match="128x128 tiles only"):
         tg.syr2k(a, a)
-
-
-@pytest.mark.parametrize("decomposition", ["stream_k", "split_k", "dp_one_tile_sk", "two_tile_sk_dp"])
-@pytest.mark.parametrize("n, k", [(300, 712), (1000, 520), (1024, 64), (129, 8), (2048, 640)])
-@pytest.mark.parametrize("uplo", ["L", "U"])
-def test_single_problem_streamk_in_clusters(decomposition, n, k, uplo, monkeypatch):
-    """One problem's Stream-K units over 256 x 128 pair tiles in 2 x 1 clusters
-    (TORCH_GROUPED_SYR2K_CLUSTER=1): pairs across the diagonal (a half that stores nothing but
-    still hands its partials over), a pair's half past n (300, 129: an odd count of tile rows);
-    the reference, exactly symmetric, the same bits on a second run."""
-    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", decomposition)
-    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", "1")
-    for dtype in (torch.bfloat16, torch.float16):
-        a, b, c = problem(dtype, n + k, True, [(n, k)])
-        torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # poison what the outputs reuse
-        out = tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)
-        assert not out[0].isnan().any(), "unwritten elements"
-        reference.assert_close(out[0], reference.syr2k(a, b, c, uplo, 0.5, 2.0)[0], dtype)
-        assert torch.equal(out[0], out[0].T), "not exactly symmetric"
-        assert torch.equal(tg.syr2k(a, b, c, uplo=uplo, alpha=0.5, beta=2.0)[0], out[0]), "not repeatable"
-
-
-@pytest.mark.parametrize("cluster", ["1", "0"])
-def test_streamk_cluster_switch_takes_its_kernel(cluster, monkeypatch):
-    """TORCH_GROUPED_SYR2K_CLUSTER runs one problem's Stream-K units on the clustered kernel or the plain one."""
-    monkeypatch.setenv("TORCH_GROUPED_SYR2K_DECOMPOSITION", "stream_k")
-    monkeypatch.setenv("TORCH_GROUPED_SYR2K_CLUSTER", cluster)
-    a = [torch.randn(1000, 520, device="cuda", dtype=torch.bfloat16)]
-    names = kernels_launched(lambda: tg.syr2k(a, a))
-    assert matmul_configs(names) == {(2 if cluster == "1" else 1, False, True)}, names
-    assert matmul_tiles(names) == {(128, 128)}, names

@@ -43,11 +43,10 @@ bool gemm_scheduler() {
   return v != nullptr && std::strcmp(v, "gemm") == 0;
 }
 
-// TORCH_GROUPED_SYR2K_CLUSTER=1 runs the tile walks and a one-problem call's Stream-K units in
-// 2 x 1 clusters: 256 x 128 pair tiles of the triangle, each CTA a 128 x 128 half, the B-role
-// operand multicast (kernels::GroupedGemmConfig says why); 0 runs one CTA per tile. Unset (-1
-// here): the tile walks in clusters where sched::rank2k_clusters_pay says they save more than the
-// waves they may add, Stream-K's units without.
+// TORCH_GROUPED_SYR2K_CLUSTER=1 runs the tile walks (not Stream-K's units) in 2 x 1 clusters:
+// 256 x 128 pair tiles of the triangle, each CTA a 128 x 128 half, the B-role operand multicast
+// (kernels::GroupedGemmConfig says why); 0 runs one CTA per tile. Unset (-1 here): clusters where
+// sched::rank2k_clusters_pay says they save more than the waves they may add.
 int forced_rank2k_cluster() {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_CLUSTER");
   if (v == nullptr || *v == '\0') return -1;
@@ -97,41 +96,32 @@ int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& t
 // `square`: the 128 x 128 tile's model (sched::rank2k_plan_request derives the 128 x 256 one).
 // `tile_k`: the kernel's K step (64, or 32 for TF32; a TF32 step costs about what a 16-bit one does:
 // half the MACs at half the rate).
-// `walkers`: the CTAs (or with pair tiles, the clusters) that run at once.
 sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, int tile_k, const sched::SymmetricTiles& tiles,
-                               const sched::StreamKModel& square, int64_t walkers) {
+                               const sched::StreamKModel& square, int device) {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_DECOMPOSITION");
   bool is_auto = true;
   const sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
   const sched::Rank2KPlanRequest r = sched::rank2k_plan_request(square, tiles, n, k, tile_k, d, is_auto);
   const sched::Rank2KPlanShape& s = r.shape;
   return resolve_streamk_plan_cached(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, tile_k,
-                                     walkers, /*may_separate=*/false);
+                                     multiprocessor_count(device), /*may_separate=*/false);
 }
 
 // One problem's tiles and plan: 128 x 128 or 128 x 256 tiles, as sched::rank2k_wide_tile_pays
 // weighs them (the wide tile in its data-parallel walk only, unless a decomposition is forced), or
 // the tile TORCH_GROUPED_SYR2K_TILE forces. Clusters forced on (TORCH_GROUPED_SYR2K_CLUSTER=1) mean
-// the square tile: only it runs in clusters, and the plan's tiles are then its 256 x 128 pairs,
-// dealt to the resident clusters. TF32 inputs: 128 x 128 tiles only.
+// the square tile: only it runs in clusters. TF32 inputs: 128 x 128 tiles only.
 struct OneProblemWork {
-  sched::SymmetricTiles tiles;  // the plan's (with clusters, pair tiles)
+  sched::SymmetricTiles tiles;
   sched::StreamKPlan plan;
-  int cluster = 1;  // CTAs per walker of a Stream-K plan
 };
 OneProblemWork one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, at::ScalarType dtype, int device) {
   const bool tf32 = dtype == at::kFloat;
-  const bool clusters = !tf32 && forced_rank2k_cluster() == 2;
-  const int forced = tf32 || clusters ? kTile : forced_rank2k_tile_n();
+  const int forced = tf32 ? kTile : (forced_rank2k_cluster() == 2 ? kTile : forced_rank2k_tile_n());
   const sched::StreamKModel& square = cached_models(device).rank2k;
   auto work = [&](int tile_n) {
     const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, tile_n}, uplo}, false};
-    if (clusters) {
-      const int64_t walkers = kernels::rank2k_kernel(input_kind(dtype), true, 2).resident(device) / 2;
-      const sched::SymmetricTiles pairs = sched::cluster_walk(tiles, 2);
-      return OneProblemWork{pairs, rank2k_plan(n, k, tile_k(dtype), pairs, square, walkers), 2};
-    }
-    return OneProblemWork{tiles, rank2k_plan(n, k, tile_k(dtype), tiles, square, multiprocessor_count(device))};
+    return OneProblemWork{tiles, rank2k_plan(n, k, tile_k(dtype), tiles, square, device)};
   };
   if (forced > 0) return work(forced);
   const OneProblemWork narrow = work(kTile), wide = work(2 * kTile);
@@ -257,10 +247,10 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     p.streamk = work.plan;
     const bool streamk = p.streamk.decomposition != sched::Decomposition::DataParallel;
     const int tile_n = work.tiles.triangle.tile.n;
-    // Stream-K's units are the plan's tiles; the data-parallel walk of 128 x 128 tiles may pair them.
+    // Stream-K's units are the kernel's own tiles; the data-parallel walk of 128 x 128 tiles may pair them.
     const bool own_kernel = streamk || tile_n != walk_kernel.tile_n;
     const kernels::GroupedGemmKernel kernel =
-        own_kernel ? kernels::rank2k_kernel(input_kind(dtype), streamk, streamk ? work.cluster : 1, tile_n) : walk_kernel;
+        own_kernel ? kernels::rank2k_kernel(input_kind(dtype), streamk, 1, tile_n) : walk_kernel;
     if (own_kernel) p.triangle = work.tiles;
     p.a_map = a_map(only.a, kernel.a_box_m(), dtype);
     p.b_map = b_map(only.b, /*k_major=*/true, kernel.b_box_n(), dtype);
@@ -282,13 +272,12 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
     if (streamk) {
       const int64_t slots = p.streamk.workspace_slots();
-      // (in clusters a slot and a tile's counters cover the pair: both CTAs' warpgroups)
       if (slots > 0) {
-        workspace = at::empty({slots, int64_t{kTile} * work.cluster * tile_n}, a[0].options().dtype(at::kFloat));
+        workspace = at::empty({slots, int64_t{kTile} * tile_n}, a[0].options().dtype(at::kFloat));
         p.workspace = workspace.data_ptr<float>();
-        p.counters = tile_counters(device, stream, p.streamk.fixup_counters() * kernels::kStreamKConsumers * work.cluster, keep);
+        p.counters = tile_counters(device, stream, p.streamk.fixup_counters() * kernels::kStreamKConsumers, keep);
       }
-      grid = p.streamk.grid * work.cluster;
+      grid = p.streamk.grid;
     }
     kernel.launch(p, static_cast<int>(grid), stream);
     return out;

@@ -45,8 +45,6 @@ TG_DECLARE(rank2k_bf16_128x128c2)
 TG_DECLARE(rank2k_f16_128x128c2)
 TG_DECLARE(rank2k_streamk_bf16_128x128)
 TG_DECLARE(rank2k_streamk_f16_128x128)
-TG_DECLARE(rank2k_streamk_bf16_128x128c2)
-TG_DECLARE(rank2k_streamk_f16_128x128c2)
 TG_DECLARE(rank2k_bf16_128x256)
 TG_DECLARE(rank2k_f16_128x256)
 TG_DECLARE(rank2k_streamk_bf16_128x256)
@@ -149,12 +147,7 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, in
                 : GroupedGemmKernel{rank2k_f16_128x256, 128, 256, 1, rank2k_f16_128x256_resident, false, 128, 128, true};
   }
   TORCH_INTERNAL_ASSERT(tile_n == 128, "Rank2K: no kernel with 128x", tile_n, " tiles");
-  if (streamk && cluster_m == 2) {
-    return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x128c2, 128, 128, 2, rank2k_streamk_bf16_128x128c2_resident, false, 64}
-                : GroupedGemmKernel{rank2k_streamk_f16_128x128c2, 128, 128, 2, rank2k_streamk_f16_128x128c2_resident, false, 64};
-  }
   if (streamk) {
-    TORCH_INTERNAL_ASSERT(cluster_m == 1, "Rank2K Stream-K: no kernel in clusters of ", cluster_m);
     return bf16 ? GroupedGemmKernel{rank2k_streamk_bf16_128x128, 128, 128, 1, rank2k_streamk_bf16_128x128_resident, false}
                 : GroupedGemmKernel{rank2k_streamk_f16_128x128, 128, 128, 1, rank2k_streamk_f16_128x128_resident, false};
   }

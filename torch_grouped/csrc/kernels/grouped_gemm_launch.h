@@ -47,10 +47,9 @@ GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, b
 GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);
 
 // The Rank2K (syr2k) kernel: 128 x tile_n tiles (128 or 256), operands K-major; `streamk`: over
-// the work units of args.streamk (one problem), partial tiles in args.workspace. 128 x 128 tiles
-// only, `cluster_m` = 2: in 2 x 1 clusters over 256 x 128 pair tiles of the triangle
-// (args.triangle's tile; with `streamk` the plan's tiles), the B role multicast. TF32 inputs:
-// 128 x 128 tiles without clusters only.
+// the work units of args.streamk (one problem), partial tiles in args.workspace; else (128 x 128
+// only) `cluster_m` = 2: in 2 x 1 clusters over 256 x 128 pair tiles of the triangle
+// (args.triangle's tile), the B role multicast. TF32 inputs: 128 x 128 tiles without clusters only.
 GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1, int tile_n = 128);
 
 // The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major

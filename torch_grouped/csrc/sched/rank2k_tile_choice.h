@@ -47,7 +47,7 @@ struct Rank2KPlanRequest {
 };
 inline Rank2KPlanRequest rank2k_plan_request(const StreamKModel& square, const SymmetricTiles& tiles, int64_t n,
                                              int64_t k, int64_t tile_k, Decomposition d, bool is_auto) {
-  const bool wide = tiles.triangle.tile.n > tiles.triangle.tile.m;  // (a cluster's 256 x 128 pairs are not)
+  const bool wide = tiles.triangle.tile.n != tiles.triangle.tile.m;
   if (wide && is_auto) is_auto = false, d = Decomposition::DataParallel;
   return {wide ? rank2k_wide_model(square) : square, d, is_auto, rank2k_plan_shape(n, k, tiles, tile_k)};
 }
