@@ -574,3 +574,35 @@ class TestScheduleDumps(expecttest.TestCase):
         rows = sched._schedule_streamk(128, 128, 640, 128, 128, 64, "stream_k", 1, 3).tolist()
         self.assertExpectedInline(str([tuple(r[:6]) for r in rows]),
                                   """[(0, 0, 0, 3, 1, 0), (1, 0, 3, 6, 0, 2), (2, 0, 6, 10, 0, 4)]""")
+
+
+# Where streamk_mm runs in 2 x 1 clusters (sched::streamk_clusters_pay): corpus shapes on the side
+# session 31's A/B put them (H100, benchmarks/NOTES.md), with the tile `auto` took there.
+@pytest.mark.parametrize("m, n, tile_n, in_place, clusters", [
+    (3976, 3686, 256, False, True),    # 336 -> 248 µs
+    (831, 3792, 256, False, True),     # 159 -> 116
+    (3351, 1091, 128, False, True),    # 243 tiles: 73.5 -> 61.2
+    (734, 6028, 128, False, True),     # 288 tiles (0.993x: the rule's worst pick)
+    (557, 3141, 128, False, False),    # 125 tiles: 0.82x in clusters
+    (128, 1432, 128, False, False),    # 12 tiles: 0.81x
+    (4096, 4096, 256, True, False),    # in place: TMA stores without clusters
+    (1408, 1408, 128, True, False),    # in place: 0.71x in clusters
+])
+def test_streamk_clusters_pay_where_measured(m, n, tile_n, in_place, clusters):
+    assert sched._streamk_clusters_pay(m, n, tile_n, in_place=in_place) == clusters
+
+
+def test_streamk_clusters_pay_rules():
+    """Never in place; 128 x 256 tiles always; 128 x 128 tiles from 160 of them."""
+    assert sched._streamk_clusters_pay(128, 256, 256, in_place=False)
+    assert not sched._streamk_clusters_pay(8192, 8192, 256, in_place=True)
+    assert sched._streamk_clusters_pay(2048, 1280, 128, in_place=False)       # 16 x 10 = 160 tiles
+    assert sched._streamk_clusters_pay(1921, 1153, 128, in_place=False)       # 16 x 10 with partial tiles
+    assert not sched._streamk_clusters_pay(1920, 1280, 128, in_place=False)   # 15 x 10 = 150
+    assert not sched._streamk_clusters_pay(2048, 1152, 128, in_place=False)   # 16 x 9 = 144
+    assert not sched._streamk_clusters_pay(2048, 1280, 128, in_place=True)
+    with pytest.raises(ValueError, match="tile_n is 128 or 256"):
+        sched._streamk_clusters_pay(128, 128, 64, in_place=False)
+    with pytest.raises(ValueError, match="m and n must be positive"):
+        sched._streamk_clusters_pay(0, 128, 128, in_place=False)
+

@@ -567,15 +567,15 @@ def test_cluster_switch_takes_its_kernel(setting, monkeypatch):
     (3000, 120, 571),    # 128 x 128 tiles: 24 of them
 ])
 def test_clusters_by_default(m, n, k, monkeypatch):
-    """Unset, the clusters run where sched::streamk_clusters_pay says: shapes not read and written
-    in place (contiguous operands: K or N off the 16-byte grid), with 128 x 256 tiles or 160+ tiles
-    of 128 x 128; the result is the reference's either way."""
+    """Unset, the clusters run where sched::streamk_clusters_pay says (rules tested in
+    test_sched.py): here in place means contiguous operands with K and N on the 16-byte grid; the
+    result is the reference's either way."""
     monkeypatch.delenv("TORCH_GROUPED_STREAMK_CLUSTER", raising=False)
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
     a, b = operands(m, n, k)
     tile_n = torch.ops.grouped._streamk_tile(a, b)[1]
     in_place = (2 * k) % 16 == 0 and (2 * n) % 16 == 0
-    expect = not in_place and (tile_n == 256 or -(-m // 128) * -(-n // 128) >= 160)
+    expect = torch.ops.grouped._streamk_clusters_pay(m, n, tile_n, in_place=in_place)
     names = kernels_launched(lambda: tg.streamk_mm(a, b))
     assert cluster_sizes(names) == {2 if expect else 1}, (tile_n, names)
     poison()

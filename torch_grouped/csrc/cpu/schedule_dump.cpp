@@ -221,6 +221,14 @@ bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int64_t a_width, int64_t
   return sched::row_copies_pay(m, n, grid, int(a_width), int(b_width), pitched_beside);
 }
 
+// Whether streamk_mm runs m x n in 2 x 1 clusters (sched::streamk_clusters_pay), given its tile
+// width and whether its kernel reads and writes the operands and output in place.
+bool streamk_clusters_pay(int64_t m, int64_t n, int64_t tile_n, bool in_place) {
+  TORCH_CHECK_VALUE(m > 0 && n > 0, "streamk_clusters_pay: m and n must be positive");
+  TORCH_CHECK_VALUE(tile_n == 128 || tile_n == 256, "streamk_clusters_pay: tile_n is 128 or 256");
+  return sched::streamk_clusters_pay(in_place, tile_n, m, n);
+}
+
 // sched::choose_streamk_tile over a 128 x 256 and a 128 x 128 tile (K 64), each with its
 // model's constants a..f: the width `auto` takes for m x n x k on `sms` CTAs.
 int64_t choose_streamk_tile(int64_t m, int64_t n, int64_t k, int64_t sms, at::ArrayRef<double> wide,
@@ -274,6 +282,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_schedule_streamk", &schedule_streamk);
   m.impl("_choose_streamk_tile", &choose_streamk_tile);
   m.impl("_row_copies_pay", &row_copies_pay);
+  m.impl("_streamk_clusters_pay", &streamk_clusters_pay);
 }
 
 }  // namespace torch_grouped

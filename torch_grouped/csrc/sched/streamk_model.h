@@ -188,7 +188,6 @@ inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int 
   return (load <= 4 && share >= m * n) || tiles <= grid;
 }
 
-
 // Whether streamk_mm runs its plan in 2 x 1 clusters (kernels/grouped_gemm_sm90.cuh: 256-row pair
 // tiles dealt to the clusters, B multicast): for shapes the TMA kernel does not read and write in
 // place (`in_place` false: an operand through a pitched copy, or output rows off the 16-byte
@@ -208,4 +207,5 @@ inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int 
 inline bool streamk_clusters_pay(bool in_place, int64_t tile_n, int64_t m, int64_t n) {
   return !in_place && (tile_n == 256 || ceil_div(m, 128) * ceil_div(n, 128) >= 160);
 }
+
 }  // namespace torch_grouped::sched
