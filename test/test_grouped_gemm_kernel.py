@@ -112,7 +112,7 @@ def test_moe_sizes_many_k_blocks(dtype):
 
 
 # Every compiled tile configuration, forced through TORCH_GROUPED_TILE; 128x256c2 is the 2 x 1
-# clustered kernel (B multicast), which the heuristics take only under TORCH_GROUPED_CLUSTER=1;
+# clustered kernel (B multicast), which grouped_mm's forward forms take only under TORCH_GROUPED_CLUSTER=1;
 # "+tma" adds TORCH_GROUPED_TMA_STORE=1 (the 128x256 variant whose epilogue stores through TMA).
 TILES = ["128x256", "128x128", "64x128", "128x256c2", "128x256+tma", "128x256c2+tma"]
 
@@ -198,6 +198,31 @@ def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
     names = kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs)))
     assert matmul_configs(names) == {(2, False, True)}, names
     assert torch.equal(plain, out[0])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_list_of_big_groups_takes_its_kernel(dtype, monkeypatch):
+    """gemm's model weighs the clustered kernel (sched::kListTileOptions): groups of an even count of
+    128-row tiles run in 2 x 1 clusters by default, bit for bit as plain 128 x 256 does
+    (TORCH_GROUPED_CLUSTER=0), and a group of odd tile rows, whose pair would pad a row, keeps
+    the plain kernel; the switch takes 0 or 1 only."""
+    g = torch.Generator().manual_seed(5)
+    la = [torch.randn(1024, 512, generator=g).to("cuda", dtype) for _ in range(8)]
+    lb = [torch.randn(512, 4096, generator=g).to("cuda", dtype) for _ in range(8)]  # 8 x 8 x 16 tiles of 128 x 256
+    out = []
+    assert matmul_configs(kernels_launched(lambda: out.append(tg.gemm(la, lb)))) == {(2, False, True)}
+    for o, r in zip(out[0], reference.gemm(la, lb)):
+        check(o, r, dtype)
+    monkeypatch.setenv("TORCH_GROUPED_CLUSTER", "0")
+    plain = []
+    assert matmul_configs(kernels_launched(lambda: plain.append(tg.gemm(la, lb)))) == {(1, False, True)}
+    assert all(torch.equal(x, y) for x, y in zip(out[0], plain[0]))
+    monkeypatch.delenv("TORCH_GROUPED_CLUSTER")
+    odd = [x[:896] for x in la]  # 7 tile rows a group
+    assert matmul_configs(kernels_launched(lambda: tg.gemm(odd, lb))) == {(1, False, True)}
+    monkeypatch.setenv("TORCH_GROUPED_CLUSTER", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_CLUSTER must be 0 or 1; got 'yes'"):
+        tg.gemm(la, lb)
 
 
 def test_tma_store_takes_its_kernel(monkeypatch):

@@ -42,14 +42,18 @@ def test_round_robin_makespan_of_seed_example():
 
 
 @pytest.mark.parametrize("groups, tile", [
-    ([(1152, 768, 1024), (768, 1152, 1024), (1152, 768, 128), (768, 1152, 128)], [128, 128]),  # seed 000, sorted
-    ([(128, 1024, 1024)] * 64, [128, 256]),   # 64 small experts: 256 tiles, two waves either way
-    ([(64, 512, 512)] * 128, [64, 128]),      # 128 tiny: 64-row tiles waste no rows
-    ([(4096, 4096, 4096)] * 8, [128, 256]),   # big groups: the widest tile
-    ([(300, 200, 64)], [128, 128]),           # one small problem: fewer tiles than SMs, smaller ones spread it
+    ([(1152, 768, 1024), (768, 1152, 1024), (1152, 768, 128), (768, 1152, 128)], [128, 128, 1]),  # seed 000, sorted
+    ([(128, 1024, 1024)] * 64, [128, 256, 1]),   # 64 small experts: 256 tiles, two waves either way;
+                                                 # pairs would pad every group's one tile row
+    ([(64, 512, 512)] * 128, [64, 128, 1]),      # 128 tiny: 64-row tiles waste no rows
+    ([(4096, 4096, 4096)] * 8, [128, 256, 2]),   # big groups: the widest tile, in clusters (even rows)
+    ([(300, 200, 64)], [128, 128, 1]),           # one small problem: fewer tiles than SMs, smaller ones spread it
+    ([(1024, 4096, 512)] * 8, [128, 256, 2]),    # test_list_of_big_groups_takes_its_kernel's list
+    ([(896, 4096, 512)] * 8, [128, 256, 1]),     # the same with 7 tile rows a group
 ])
 def test_gemm_tile_choice(groups, tile):
-    """gemm's tile heuristic (sched/tile_choice.h) on the benchmark's list cases, 132 SMs."""
+    """gemm's tile heuristic (sched/tile_choice.h) on the benchmark's list cases, 132 SMs:
+    [tile m, tile n, CTAs per cluster along M]."""
     m, n, k = (list(v) for v in zip(*groups))
     assert sched._choose_gemm_tile(m, n, k, 132) == tile
 
@@ -61,7 +65,16 @@ def test_gemm_tile_choice_weighs_depth():
     # with the deep group first (sorted by K), 128 x 256 gives its CTA one 4096-deep tile of 128 x
     # 256; 128 x 128 halves that tile and adds a second, shallow, one
     assert sched._choose_gemm_tile([128] + [m for m, _, _ in shallow], [256] + [n for _, n, _ in shallow],
-                                   [4096] + [k for _, _, k in shallow], 132) == [128, 128]
+                                   [4096] + [k for _, _, k in shallow], 132) == [128, 128, 1]
+
+
+@pytest.mark.parametrize("rows, tile", [(4096, [128, 256, 2]), (4096 - 128, [128, 256, 1]), (4096 - 127, [128, 256, 2])])
+def test_gemm_tile_choice_pairs_tile_rows(rows, tile):
+    """The clustered kernel's pair tiles in gemm's model: it wins its tie with plain 128 x 256 where
+    every group has an even count of 128-row tiles (4096 rows: 32; 3969: 31.008 -> 32), and loses
+    where pairing pads a row of tiles onto each group (3968 rows: 31 -> 32), which adds work to the
+    busiest CTA of 8 groups' 3968 tiles on 132 SMs."""
+    assert sched._choose_gemm_tile([rows] * 8, [4096] * 8, [4096] * 8, 132) == tile
 
 
 @pytest.mark.parametrize("sms", [78, 114, 132, 144])

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../common/checks.h"
+#include "../common/kernel_switch.h"
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
 #include "../sched/group_order.h"
@@ -62,20 +63,21 @@ std::string tile_name(const TileOption& t) {
 }
 
 // TORCH_GROUPED_TILE=MxN (or 128x256c2, the clustered kernel) forces a tile, for the benchmarks'
-// sweeps; unset or empty: the model, whose 128 x 256 becomes the clustered kernel under
-// TORCH_GROUPED_CLUSTER=1 (sched::kClusterTile says why that is not the default yet). `options`:
-// the tiles the call's kernels exist with; a forced tile they lack (the K-grouped form has no
+// sweeps; unset or empty: the model (`model`). TORCH_GROUPED_CLUSTER=1 turns a 128 x 256 choice
+// into the clustered kernel, =0 a clustered choice into plain 128 x 256 (sched::kClusterTile says
+// which models weigh it); it is checked on every call. `options`: the tiles the call's kernels
+// exist with, besides the clustered one; a forced tile they lack (the K-grouped form has no
 // 64 x 128 kernel) leaves the choice to the model, so that a knob set for the forward pass does not
 // break the weight gradient; a name that is no tile at all is an error.
 template <class ModelFn>
 const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched::kTileOptions) {
-  const bool clusters = options.first == sched::kTileOptions;
+  const KernelSwitch cluster = kernel_switch("TORCH_GROUPED_CLUSTER");
   const char* v = std::getenv("TORCH_GROUPED_TILE");
   if (v != nullptr && *v != 0) {
+    if (tile_name(sched::kClusterTile) == v) return sched::kClusterTile;
     for (const TileOption* t = options.first; t != options.first + options.count; ++t) {
       if (tile_name(*t) == v) return *t;
     }
-    if (clusters && tile_name(sched::kClusterTile) == v) return sched::kClusterTile;
     std::vector<std::string> names;  // every tile some form has a kernel for
     for (const sched::TileOptions& set : {sched::TileOptions(sched::kTileOptions), sched::TileOptions(sched::kKGroupedTileOptions)}) {
       for (const TileOption* t = set.first; t != set.first + set.count; ++t) {
@@ -86,10 +88,8 @@ const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched:
                       c10::Join(", ", names), "; got '", v, "'");
   }
   const TileOption& t = model();
-  if (!clusters) return t;
-  const char* cluster = std::getenv("TORCH_GROUPED_CLUSTER");
-  const bool clustered = cluster != nullptr && std::string(cluster) == "1";
-  return clustered && t.m == sched::kClusterTile.m && t.n == sched::kClusterTile.n ? sched::kClusterTile : t;
+  if (cluster == KernelSwitch::Measured || t.m != sched::kClusterTile.m || t.n != sched::kClusterTile.n) return t;
+  return cluster == KernelSwitch::Always ? sched::kClusterTile : sched::kTileOptions[0];
 }
 
 // `tma_store`: the variant whose epilogue stores through TMA, which exists for 128 x 256 tiles
@@ -303,7 +303,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   }
   const TileOption& tile = tf32 ? sched::kTileOptions[1] : chosen_tile([&]() -> const TileOption& {  // (TF32: 128 x 128)
     return sched::choose_list_tile(ms.data(), ns.data(), ks_visited.data(), static_cast<int32_t>(order.size()), sms);
-  });
+  }, sched::kListTileOptions);
   const sched::GemmTiles tiles{tile.scheduled(), panel_width(kListPanel)};
 
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.

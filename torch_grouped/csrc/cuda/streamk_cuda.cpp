@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../common/checks.h"
+#include "../common/kernel_switch.h"
 #include "../common/streamk_model_env.h"
 #include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
@@ -147,11 +148,7 @@ bool in_place_shape(const at::Tensor& a, const at::Tensor& b, bool k_major) {
 // sched::streamk_clusters_pay decides; TORCH_GROUPED_STREAMK_CLUSTER=1 or 0 forces them on or off
 // (the benchmarks' A/B runs, tests).
 bool streamk_clusters(bool in_place, int64_t tile_n, int64_t m, int64_t n) {
-  const char* v = std::getenv("TORCH_GROUPED_STREAMK_CLUSTER");
-  if (v == nullptr || *v == '\0') return sched::streamk_clusters_pay(in_place, tile_n, m, n);
-  TORCH_CHECK_VALUE(std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0,
-                    "TORCH_GROUPED_STREAMK_CLUSTER must be 0 or 1; got '", v, "'");
-  return *v == '1';
+  return on_our_kernel(kernel_switch("TORCH_GROUPED_STREAMK_CLUSTER"), sched::streamk_clusters_pay(in_place, tile_n, m, n));
 }
 
 // One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
@@ -171,6 +168,10 @@ struct KernelOperands {
   int64_t k = 0;         // the K the kernel runs
   int k_passes = 1;      // the passes over the operands in it (3xTF32: 3)
   int tile_k = kTileK;   // its K step
+  // B as TMA reads it (none: by row copies), and its element type: its map is encoded once the
+  // cluster is chosen (a clustered CTA loads half of a K-major B tile: boxes of tile_n / 2 rows).
+  std::optional<TmaOperand> b;
+  at::ScalarType b_dtype = at::kBFloat16;
 };
 
 // bf16 / fp16: copied only where TMA cannot address an operand, or read in place by row copies.
@@ -191,7 +192,8 @@ KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int devic
   o.addressable = (ia < 0 || operands[ia]) && (ib < 0 || operands[ib]);
   if (!o.addressable) return o;
   if (ia >= 0) p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
-  if (ib >= 0) p.b_map = b_map(*operands[ib], o.b_k_major, o.tile_n, a.scalar_type());
+  if (ib >= 0) o.b = operands[ib];
+  o.b_dtype = a.scalar_type();
   return o;
 }
 
@@ -213,7 +215,8 @@ KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStrea
   o.addressable = staged[ia].has_value() && staged[ib].has_value();
   if (!o.addressable) return o;
   p.a_map = a_map(*staged[ia], kStreamKTileM, at::kFloat);
-  p.b_map = b_map(*staged[ib], /*k_major=*/true, o.tile_n, at::kFloat);
+  o.b = staged[ib];
+  o.b_dtype = at::kFloat;
   p.tf32_split = staged.split();
   return o;
 }
@@ -279,6 +282,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int64_t walkers =
       clustered ? std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, tile_n, device)) / 2 : g;
   const int64_t plan_tile_m = int64_t{kStreamKTileM} * cluster;
+  if (o.b) p.b_map = b_map(*o.b, o.b_k_major, tile_n / cluster, o.b_dtype);
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
   const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(tile_n, o.in_place);
   p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, plan_tile_m, tile_n, o.tile_k, walkers,

@@ -58,10 +58,11 @@ constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
 // `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map);
 // `row_copies` (tile_n 128 only): the variant that reads operands TMA cannot address in place
 // (args.a_rows / b_rows, kernels/row_copy.cuh). TF32 inputs: 128 x 128 tiles, B K-major, neither variant.
-// `cluster_m` = 2 (where streamk_cluster_kernel_exists: bf16, B N-major; neither variant): in 2 x 1 clusters whose
+// `cluster_m` = 2 (where streamk_cluster_kernel_exists: bf16; neither variant): in 2 x 1 clusters whose
 // CTAs take the halves of the plan's 256 x tile_n pair tiles (its walkers are the clusters: the
-// grid is twice the plan's), B multicast; its workspace slots hold pair tiles, and its counters
-// are four per tile (kStreamKConsumers per CTA).
+// grid is twice the plan's), B multicast (a K-major B's map in boxes of tile_n / 2 rows, each
+// CTA's share); its workspace slots hold pair tiles, and its counters are four per tile
+// (kStreamKConsumers per CTA).
 bool streamk_cluster_kernel_exists(InputKind input, bool b_k_major, int tile_n);
 int streamk_cluster_resident(InputKind input, bool b_k_major, int tile_n, int device);  // CTAs, whole clusters
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store = false,

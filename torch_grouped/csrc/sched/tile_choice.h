@@ -58,12 +58,18 @@ struct TileOption {
 // The shapes the kernels are built for (csrc/instantiations/), in order of preference on ties.
 inline constexpr TileOption kTileOptions[] = {{128, 256, 1.0, 1}, {128, 128, 0.92, 1}, {64, 128, 0.85, 2}};
 
-// 128 x 256 tiles in 2 x 1 clusters that multicast B (kernels/grouped_gemm_sm90.cuh). Not weighed
-// by the forward forms' and lists' model: measured on the H100 (session 8) it was 8-16% slower than
-// plain 128 x 256 on the MoE cases and 3% faster only on 8 x 4096^3; there it is taken when forced
-// (TORCH_GROUPED_TILE=128x256c2) or, with TORCH_GROUPED_CLUSTER=1, wherever the model picks
-// 128 x 256. The K-grouped form weighs it first (kKGroupedTileOptions).
+// 128 x 256 tiles in 2 x 1 clusters that multicast B (kernels/grouped_gemm_sm90.cuh). Weighed by
+// the list API's model (kListTileOptions) and the K-grouped form's (kKGroupedTileOptions), not by
+// grouped_mm's ragged-row, ragged-column and batched forms: there, on the H100, it was 3-16%
+// slower than plain 128 x 256 on the MoE cases (session 8; again in session 32: DeepSeek-V3 down
+// 500 -> 578 µs), where for a list of big groups it was 7% faster (session 32: 8 x 4096^3 1542 ->
+// 1427 µs, two rounds). Forced by TORCH_GROUPED_TILE=128x256c2; TORCH_GROUPED_CLUSTER=1 or 0
+// overrides every model's choice between it and plain 128 x 256.
 inline constexpr TileOption kClusterTile{128, 256, 1.0, 1, 2};
+
+// Those of the list API (gemm): the clustered kernel first, weighed over its pair tiles' rows (an
+// odd count of tile rows pads one), so that it wins its ties with plain 128 x 256.
+inline constexpr TileOption kListTileOptions[] = {kClusterTile, kTileOptions[0], kTileOptions[1], kTileOptions[2]};
 
 // Those of the K-grouped form (grouped_mm 2-D x 2-D), whose kernels read A M-major. The clustered
 // kernel comes first, weighed as plain 128 x 256 over its pair tiles' rows (an odd count of tile
@@ -101,6 +107,12 @@ const TileOption& least_time_tile(TimeFn time, TileOptions options = kTileOption
   return *best;
 }
 
+// A CTA's tiles of one m x n problem under `t`: a cluster's pair tiles count as cluster_m CTA
+// tiles each, the padded one past an odd last tile row included (its CTA loads B for its peer).
+inline int64_t cta_tiles(const TileOption& t, int64_t m, int64_t n) {
+  return GemmTiles{t.scheduled()}.count(m, n) * t.cluster_m;
+}
+
 // A list of groups (m, n, k in visiting order) on `sms` SMs: the busiest CTA of the round-robin
 // deal, so that groups of different K are weighed by their tiles' depth.
 inline const TileOption& choose_list_tile(const int64_t* m, const int64_t* n, const int64_t* k, int32_t groups,
@@ -110,13 +122,13 @@ inline const TileOption& choose_list_tile(const int64_t* m, const int64_t* n, co
   return least_time_tile([&](const TileOption& t) {
     int64_t total = 0;
     for (int32_t g = 0; g < groups; ++g) {
-      counts[g] = ceil_div(m[g], t.m) * ceil_div(n[g], t.n);
+      counts[g] = cta_tiles(t, m[g], n[g]);
       times[g] = tile_time(t, k[g]);
       total += counts[g];
     }
     const int64_t grid = min64(sms * t.ctas_per_sm, total);
     return round_robin_makespan(counts.data(), times.data(), groups, grid < 1 ? 1 : grid);
-  });
+  }, kListTileOptions);
 }
 
 // One K for every group (grouped_mm; the K-grouped form: their mean): waves of the persistent grid
@@ -135,7 +147,7 @@ const TileOption& choose_uniform_tile(int64_t k, int64_t sms, TileCountFn tiles,
 // the options, wins its ties with plain 128 x 256 unless that padding adds a wave.
 inline const TileOption& choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups, int64_t k, int64_t sms) {
   return choose_uniform_tile(k, sms, [&](const TileOption& t) {
-    return GemmTiles{t.scheduled()}.count(m, n) * t.cluster_m * groups;
+    return cta_tiles(t, m, n) * groups;
   }, kKGroupedTileOptions);
 }
 
