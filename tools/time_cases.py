@@ -5,7 +5,11 @@ warm-up and power state fall on both alike), where the whole benchmark would tak
 OP: grouped_mm, gemm, syr2k or streamk_mm; a case runs when its name matches one of the
 substrings, read as regular expressions (^mixtral: the forward case, not wgrad_mixtral), and its
 dtype is DTYPE (e.g. bfloat16) if given. Prints one line per case: median µs
-of ours and of the peer (triton's do_bench)."""
+of ours and of the peer (triton's do_bench).
+--ab VAR=x,y: ours under each setting of the environment variable VAR (an empty one: unset) in
+turn, --rounds times (default 5) interleaved so that the GPU's clock and power drift falls on each
+alike; prints the median over rounds of each setting and their ratio (the variables are read on
+every call, so one process serves all)."""
 import argparse
 import importlib
 import os
@@ -20,15 +24,35 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 MODULES = {"grouped_mm": "bench_grouped_mm", "gemm": "bench_gemm", "syr2k": "bench_syr2k", "streamk_mm": "bench_streamk"}
 
 
-def main(op, wanted, dtype=None):
+def set_env(variable, value):
+    if value:
+        os.environ[variable] = value
+    else:
+        os.environ.pop(variable, None)
+
+
+def main(op, wanted, dtype=None, ab=None, rounds=5):
     module = importlib.import_module(MODULES[op])
     for case in module.cases("cuda"):
         if not any(re.search(w, case.name) for w in wanted) or (dtype and case.dtype != getattr(torch, dtype)):
             continue
-        peer_name, peer = next(iter(case.peers.items()))
-        ours = do_bench(case.ours, warmup=25, rep=100, return_mode="median") * 1e3
-        theirs = do_bench(peer, warmup=25, rep=100, return_mode="median") * 1e3
-        print(f"{case.name:40s} {str(case.dtype)[6:]:9s} ours {ours:9.1f}  {peer_name} {theirs:9.1f}  ratio {theirs / ours:5.2f}", flush=True)
+        if ab:
+            variable, values = ab.split("=", 1)
+            values = values.split(",")
+            times = {v: [] for v in values}
+            for _ in range(rounds):
+                for v in values:
+                    set_env(variable, v)
+                    times[v].append(do_bench(case.ours, warmup=25, rep=100, return_mode="median") * 1e3)
+            set_env(variable, None)
+            med = {v: sorted(t)[len(t) // 2] for v, t in times.items()}
+            cells = "  ".join(f"{variable}={v or '(unset)'} {med[v]:9.1f}" for v in values)
+            print(f"{case.name:40s} {str(case.dtype)[6:]:9s} {cells}  ratio {med[values[1]] / med[values[0]]:5.3f}", flush=True)
+        else:
+            peer_name, peer = next(iter(case.peers.items()))
+            ours = do_bench(case.ours, warmup=25, rep=100, return_mode="median") * 1e3
+            theirs = do_bench(peer, warmup=25, rep=100, return_mode="median") * 1e3
+            print(f"{case.name:40s} {str(case.dtype)[6:]:9s} ours {ours:9.1f}  {peer_name} {theirs:9.1f}  ratio {theirs / ours:5.2f}", flush=True)
         del case
         torch.cuda.empty_cache()
 
@@ -38,5 +62,7 @@ if __name__ == "__main__":
     parser.add_argument("--dtype", help="only cases of this dtype (torch's name: bfloat16, float16, ...)")
     parser.add_argument("op", choices=sorted(MODULES))
     parser.add_argument("substrings", nargs="+")
+    parser.add_argument("--ab", help="VAR=x,y: ours under each setting in turn (empty: unset), interleaved")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --ab (default 5)")
     args = parser.parse_args()
-    main(args.op, args.substrings, args.dtype)
+    main(args.op, args.substrings, args.dtype, args.ab, args.rounds)
