@@ -6,10 +6,10 @@ OP: grouped_mm, gemm, syr2k or streamk_mm; a case runs when its name matches one
 substrings, read as regular expressions (^mixtral: the forward case, not wgrad_mixtral), and its
 dtype is DTYPE (e.g. bfloat16) if given. Prints one line per case: median µs
 of ours and of the peer (triton's do_bench).
---ab VAR=x,y: ours under each setting of the environment variable VAR (an empty one: unset) in
-turn, --rounds times (default 5) interleaved so that the GPU's clock and power drift falls on each
-alike; prints the median over rounds of each setting and their ratio (the variables are read on
-every call, so one process serves all)."""
+--ab VAR=x,y[,z...]: ours under each setting of the environment variable VAR (an empty one: unset)
+in turn, --rounds times (default 5) interleaved so that the GPU's clock and power drift falls on
+each alike; prints the median over rounds of each setting and its time over the first's (the
+variables are read on every call, so one process serves all)."""
 import argparse
 import importlib
 import os
@@ -47,7 +47,8 @@ def main(op, wanted, dtype=None, ab=None, rounds=5):
             set_env(variable, None)
             med = {v: sorted(t)[len(t) // 2] for v, t in times.items()}
             cells = "  ".join(f"{variable}={v or '(unset)'} {med[v]:9.1f}" for v in values)
-            print(f"{case.name:40s} {str(case.dtype)[6:]:9s} {cells}  ratio {med[values[1]] / med[values[0]]:5.3f}", flush=True)
+            ratios = " ".join(f"{med[v] / med[values[0]]:5.3f}" for v in values[1:])
+            print(f"{case.name:40s} {str(case.dtype)[6:]:9s} {cells}  against the first {ratios}", flush=True)
         else:
             peer_name, peer = next(iter(case.peers.items()))
             ours = do_bench(case.ours, warmup=25, rep=100, return_mode="median") * 1e3
@@ -62,7 +63,7 @@ if __name__ == "__main__":
     parser.add_argument("--dtype", help="only cases of this dtype (torch's name: bfloat16, float16, ...)")
     parser.add_argument("op", choices=sorted(MODULES))
     parser.add_argument("substrings", nargs="+")
-    parser.add_argument("--ab", help="VAR=x,y: ours under each setting in turn (empty: unset), interleaved")
+    parser.add_argument("--ab", help="VAR=x,y[,...]: ours under each setting in turn (empty: unset), interleaved")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of --ab (default 5)")
     args = parser.parse_args()
     main(args.op, args.substrings, args.dtype, args.ab, args.rounds)
