@@ -62,9 +62,9 @@ inline constexpr TileOption kTileOptions[] = {{128, 256, 1.0, 1}, {128, 128, 0.9
 // the list API's model (kListTileOptions) and the K-grouped form's (kKGroupedTileOptions), not by
 // grouped_mm's ragged-row, ragged-column and batched forms: there, on the H100, it was 3-16%
 // slower than plain 128 x 256 on the MoE cases (session 8; again in session 32: DeepSeek-V3 down
-// 500 -> 578 µs), where for a list of big groups it was 7% faster (session 32: 8 x 4096^3 1542 ->
-// 1427 µs, two rounds). Forced by TORCH_GROUPED_TILE=128x256c2; TORCH_GROUPED_CLUSTER=1 or 0
-// overrides every model's choice between it and plain 128 x 256.
+// 500 -> 578 µs), where on a list of big groups it was 2-3.4% faster (session 32, interleaved
+// A/B: 8 x 4096^3 1697 -> 1664 and 1715 -> 1658 µs). Forced by TORCH_GROUPED_TILE=128x256c2;
+// TORCH_GROUPED_CLUSTER=1 or 0 overrides every model's choice between it and plain 128 x 256.
 inline constexpr TileOption kClusterTile{128, 256, 1.0, 1, 2};
 
 // Those of the list API (gemm): the clustered kernel first, weighed over its pair tiles' rows (an
