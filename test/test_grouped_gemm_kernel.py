@@ -113,8 +113,9 @@ def test_moe_sizes_many_k_blocks(dtype):
 
 # Every compiled tile configuration, forced through TORCH_GROUPED_TILE; 128x256c2 is the 2 x 1
 # clustered kernel (B multicast), which grouped_mm's forward forms take only under TORCH_GROUPED_CLUSTER=1;
-# "+tma" adds TORCH_GROUPED_TMA_STORE=1 (the 128x256 variant whose epilogue stores through TMA).
-TILES = ["128x256", "128x128", "64x128", "128x256c2", "128x256+tma", "128x256c2+tma"]
+# "+tma" adds TORCH_GROUPED_TMA_STORE=1 (the 128x256 variant whose epilogue stores through TMA; none
+# in clusters: test_tma_store_takes_its_kernel).
+TILES = ["128x256", "128x128", "64x128", "128x256c2", "128x256+tma"]
 
 
 def force_tile(monkeypatch, tile):
@@ -228,7 +229,7 @@ def test_list_of_big_groups_takes_its_kernel(dtype, monkeypatch):
 def test_tma_store_takes_its_kernel(monkeypatch):
     """TORCH_GROUPED_TMA_STORE=1 with 128 x 256 tiles: the list API, the ragged rows and the
     batched form run the TMA-store variant, the ragged columns keep the thread stores, as does a
-    list with one output whose rows are not 16-byte aligned."""
+    list with one output whose rows are not 16-byte aligned, and the clustered kernel."""
     monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
     monkeypatch.setenv("TORCH_GROUPED_TMA_STORE", "1")
 
@@ -245,6 +246,10 @@ def test_tma_store_takes_its_kernel(monkeypatch):
     la = [torch.randn(300, 256, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
     assert variant(lambda: tg.gemm(la, [b[0], b[1]])) == {"true"}
     assert variant(lambda: tg.gemm(la, [b[0], b[1][:, :509]])) == {"false"}
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256c2")  # no clustered TMA-store variant: the threads store
+    out = []
+    assert matmul_configs(kernels_launched(lambda: out.append(tg.grouped_mm(a, b, offs)))) == {(2, False, True)}
+    check(out[0], reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
 
 
 def test_forced_tile_must_exist(monkeypatch):

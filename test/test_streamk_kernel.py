@@ -518,12 +518,13 @@ def clusters(monkeypatch):
     (128, 128, 65536),   # one pair, its lower half past M: the fixup's two levels
     (8, 8, 8),
 ])
-@pytest.mark.parametrize("b_layout", ["bn", "bk"])
-def test_clusters_match_mm(decomposition, m, n, k, b_layout, clusters):
+@pytest.mark.parametrize("inputs", ["bf16-bn", "bf16-bk", "f16-bn"])
+def test_clusters_match_mm(decomposition, m, n, k, inputs, clusters):
     """Every decomposition over pair tiles, B N-major and K-major (each CTA's half of a K-major B
-    tile is one box of its map): the reference, every element written, and the same bits on a
-    second run (both CTAs' partials in their own slots, summed in K order)."""
-    a, b = operands(m, n, k, torch.bfloat16, b_layout == "bn")
+    tile is one box of its map), bf16 and fp16: the reference, every element written, and the same
+    bits on a second run (both CTAs' partials in their own slots, summed in K order)."""
+    dtype, layout = inputs.split("-")
+    a, b = operands(m, n, k, torch.bfloat16 if dtype == "bf16" else torch.float16, layout == "bn")
     poison()
     first = tg.streamk_mm(a, b, decomposition=decomposition)
     check(first, a, b)
@@ -543,13 +544,13 @@ def test_clusters_on_small_grids(decomposition, splits, grid, clusters):
 
 @pytest.mark.parametrize("setting", ["1", "0"])
 def test_cluster_switch_takes_its_kernel(setting, monkeypatch):
-    """TORCH_GROUPED_STREAMK_CLUSTER=1 runs the clustered kernel where one exists (bf16, either B
-    layout, either tile), one CTA per walker otherwise (fp16, row copies); 0 never; another value
-    is an error. (The profiler sees no kernels under compute-sanitizer.)"""
+    """TORCH_GROUPED_STREAMK_CLUSTER=1 runs the clustered kernel where one exists (bf16 and fp16,
+    either B layout, either tile), one CTA per walker otherwise (row copies, TF32); 0 never;
+    another value is an error. (The profiler sees no kernels under compute-sanitizer.)"""
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", setting)
     for n, dtype, b_n_major, clustered in ((120, torch.bfloat16, True, True), (3000, torch.bfloat16, True, True),
-                                           (3000, torch.float16, True, False), (3000, torch.bfloat16, False, True),
-                                           (120, torch.bfloat16, False, True)):
+                                           (3000, torch.float16, True, True), (3000, torch.bfloat16, False, True),
+                                           (120, torch.float16, False, True)):
         a, b = operands(512, n, 1024, dtype, b_n_major)  # (rows of 16-byte multiples: TMA reads B)
         names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition="stream_k"))
         assert cluster_sizes(names) == {2 if clustered and setting == "1" else 1}, names

@@ -36,7 +36,7 @@ declare -A RACECHECK_AREA=(
   [layout]="(test_gpu_transposes and (float16-tma or float16-tile2d) and not bfloat16)"
   [rank2k]="(test_rank2k_kernel and (graph or ((streamk_units or 128x256_tiles) and 300-712 and (stream_k or split_k)) or (clusters_give and sizes1))) or (test_syr2k_tf32 and (cuda_graph or (every_decomposition and 300-712 and (stream_k or data_parallel))))"
   [streamk]="(test_streamk_kernel and graph) or (test_tma_store_epilogue and 136-264) or (test_dependent_launch_chain and stream_k) or (test_row_copies_match_mm and stream_k) or (test_clusters_match_mm and 300-520 and (stream_k or split_k)) or (test_streamk_tf32 and cuda_graph)"
-  [grouped]="(test_ragged_rows and 72-136) or (test_every_tile_configuration and (bfloat16-128x256+tma or bfloat16-128x256c2+tma)) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16) or (test_k_grouped_many_tiles_per_cta and 128x256c2) or (test_gemm_tf32 and cuda_graph) or (test_grouped_mm_tf32 and cuda_graph) or (test_f64_kernel and (cuda_graph or many_small or (gemm_matches_float64 and host) or syr2k_matches))"
+  [grouped]="(test_ragged_rows and 72-136) or (test_every_tile_configuration and (bfloat16-128x256+tma or (bfloat16 and 128x256c2))) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16) or (test_k_grouped_many_tiles_per_cta and 128x256c2) or (test_gemm_tf32 and cuda_graph) or (test_grouped_mm_tf32 and cuda_graph) or (test_f64_kernel and (cuda_graph or many_small or (gemm_matches_float64 and host) or syr2k_matches))"
 )
 DEFAULT_SANITIZE="" DEFAULT_RACECHECK=""
 for area in ${SANITIZE_AREAS:-layout rank2k streamk grouped}; do

@@ -6,6 +6,7 @@ sched::streamk_clusters_pay. Prints per shape the tile `auto` takes, whether K a
     SEED=2027 PYTHONPATH=$PWD python3 tools/probe_streamk_clusters.py      # another draw of it
     SHAPES="4096 4096 4096;2176 2176 4096" PYTHONPATH=$PWD python3 tools/probe_streamk_clusters.py
     B_LAYOUT=k PYTHONPATH=$PWD python3 tools/probe_streamk_clusters.py     # B K-major (x @ w.T)
+    DTYPE=float16 PYTHONPATH=$PWD python3 tools/probe_streamk_clusters.py  # fp16 (default bfloat16)
 """
 import os
 import sys
@@ -25,9 +26,10 @@ def shapes():
 
 
 def main():
+    dtype = getattr(torch, os.environ.get("DTYPE", "bfloat16"))
     for m, n, k in shapes():
-        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        a = torch.randn(m, k, device="cuda", dtype=dtype)
+        b = torch.randn(k, n, device="cuda", dtype=dtype)
         if os.environ.get("B_LAYOUT") == "k":  # the same shape with unit stride along K
             b = b.T.contiguous().T
         tile = torch.ops.grouped._streamk_tile(a, b)[1]

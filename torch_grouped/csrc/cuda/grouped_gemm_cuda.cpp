@@ -93,10 +93,10 @@ const TileOption& chosen_tile(ModelFn model, sched::TileOptions options = sched:
 }
 
 // `tma_store`: the variant whose epilogue stores through TMA, which exists for 128 x 256 tiles
-// (with or without clusters); elsewhere the request is ignored.
+// without clusters; elsewhere the request is ignored.
 kernels::GroupedGemmKernel kernel_for(at::ScalarType input, const TileOption& tile, bool b_k_major,
                                       bool tma_store = false) {
-  tma_store = tma_store && tile.m == 128 && tile.n == 256;
+  tma_store = tma_store && tile.m == 128 && tile.n == 256 && tile.cluster_m == 1;
   return kernels::grouped_gemm_kernel(input_kind(input), tile.m, tile.n, b_k_major, tile.cluster_m, tma_store);
 }
 

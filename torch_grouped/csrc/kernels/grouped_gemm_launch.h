@@ -37,7 +37,7 @@ struct GroupedGemmKernel {
 };
 
 // The kernel for inputs of `input` with tile_m x tile_n tiles (128x128, 128x256 or 64x128; with
-// cluster_m = 2 and/or tma_store only 128x256) and B K-major or N-major (TF32: 128x128, B K-major).
+// cluster_m = 2 or tma_store, not both, only 128x256) and B K-major or N-major (TF32: 128x128, B K-major).
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1,
                                       bool tma_store = false);
 
@@ -58,7 +58,7 @@ constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
 // `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map);
 // `row_copies` (tile_n 128 only): the variant that reads operands TMA cannot address in place
 // (args.a_rows / b_rows, kernels/row_copy.cuh). TF32 inputs: 128 x 128 tiles, B K-major, neither variant.
-// `cluster_m` = 2 (where streamk_cluster_kernel_exists: bf16; neither variant): in 2 x 1 clusters whose
+// `cluster_m` = 2 (where streamk_cluster_kernel_exists: bf16, fp16; neither variant): in 2 x 1 clusters whose
 // CTAs take the halves of the plan's 256 x tile_n pair tiles (its walkers are the clusters: the
 // grid is twice the plan's), B multicast (a K-major B's map in boxes of tile_n / 2 rows, each
 // CTA's share); its workspace slots hold pair tiles, and its counters are four per tile
