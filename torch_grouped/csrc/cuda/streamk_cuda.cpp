@@ -168,10 +168,9 @@ struct KernelOperands {
   int64_t k = 0;         // the K the kernel runs
   int k_passes = 1;      // the passes over the operands in it (3xTF32: 3)
   int tile_k = kTileK;   // its K step
-  // B as TMA reads it (none: by row copies), and its element type: its map is encoded once the
-  // cluster is chosen (a clustered CTA loads half of a K-major B tile: boxes of tile_n / 2 rows).
+  // B as TMA reads it (none: by row copies): its map is encoded once the cluster is chosen (a
+  // clustered CTA loads half of a K-major B tile: boxes of tile_n / 2 rows).
   std::optional<TmaOperand> b;
-  at::ScalarType b_dtype = at::kBFloat16;
 };
 
 // bf16 / fp16: copied only where TMA cannot address an operand, or read in place by row copies.
@@ -193,7 +192,6 @@ KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int devic
   if (!o.addressable) return o;
   if (ia >= 0) p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
   if (ib >= 0) o.b = operands[ib];
-  o.b_dtype = a.scalar_type();
   return o;
 }
 
@@ -216,7 +214,6 @@ KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStrea
   if (!o.addressable) return o;
   p.a_map = a_map(*staged[ia], kStreamKTileM, at::kFloat);
   o.b = staged[ib];
-  o.b_dtype = at::kFloat;
   p.tf32_split = staged.split();
   return o;
 }
@@ -277,12 +274,12 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const kernels::InputKind input = input_kind(a.scalar_type());
   const bool wanted = streamk_clusters(o.in_place, tile_n, m, n);  // (first: a bad setting is an error on every call)
   const bool clustered =
-      wanted && g >= 2 && !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, o.b_k_major, tile_n);
+      wanted && g >= 2 && !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, tile_n);
   const int cluster = clustered ? 2 : 1;
   const int64_t walkers =
       clustered ? std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, tile_n, device)) / 2 : g;
   const int64_t plan_tile_m = int64_t{kStreamKTileM} * cluster;
-  if (o.b) p.b_map = b_map(*o.b, o.b_k_major, tile_n / cluster, o.b_dtype);
+  if (o.b) p.b_map = b_map(*o.b, o.b_k_major, tile_n / cluster, tf32 ? at::kFloat : a.scalar_type());
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
   const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(tile_n, o.in_place);
   p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, plan_tile_m, tile_n, o.tile_k, walkers,

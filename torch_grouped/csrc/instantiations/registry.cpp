@@ -166,7 +166,7 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m, in
 
 // The clustered Stream-K kernels: bf16 and fp16, 128 x 128 or 128 x 256 halves, B either way
 // (K-major B's map has boxes of a CTA's half tile: streamk_mm encodes it so); none for TF32.
-bool streamk_cluster_kernel_exists(InputKind input, bool /*b_k_major*/, int tile_n) {
+bool streamk_cluster_kernel_exists(InputKind input, int tile_n) {
   return input != InputKind::TF32 && (tile_n == 128 || tile_n == 256);
 }
 
@@ -184,7 +184,7 @@ const ClusteredStreamK& clustered_streamk(InputKind input, bool b_k_major, int t
       {{TG_CLUSTERED(streamk_f16_128x128c2_bnmajor), TG_CLUSTERED(streamk_f16_128x256c2_bnmajor)},
        {TG_CLUSTERED(streamk_f16_128x128c2_bkmajor), TG_CLUSTERED(streamk_f16_128x256c2_bkmajor)}}};
 #undef TG_CLUSTERED
-  TORCH_INTERNAL_ASSERT(streamk_cluster_kernel_exists(input, b_k_major, tile_n), "Stream-K: no clustered kernel with 128x",
+  TORCH_INTERNAL_ASSERT(streamk_cluster_kernel_exists(input, tile_n), "Stream-K: no clustered kernel with 128x",
                         tile_n, " tiles for these inputs");
   return table[input == InputKind::Half][b_k_major][tile_n == 256];
 }

@@ -63,7 +63,7 @@ constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
 // grid is twice the plan's), B multicast (a K-major B's map in boxes of tile_n / 2 rows, each
 // CTA's share); its workspace slots hold pair tiles, and its counters are four per tile
 // (kStreamKConsumers per CTA).
-bool streamk_cluster_kernel_exists(InputKind input, bool b_k_major, int tile_n);
+bool streamk_cluster_kernel_exists(InputKind input, int tile_n);  // (either B layout)
 int streamk_cluster_resident(InputKind input, bool b_k_major, int tile_n, int device);  // CTAs, whole clusters
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store = false,
                                    bool row_copies = false, int cluster_m = 1);
