@@ -111,6 +111,30 @@ def test_moe_sizes_many_k_blocks(dtype):
         check(tg.grouped_mm(a, b, offs.cuda()), reference.grouped_mm(a.float(), b.float(), offs), dtype)
 
 
+@pytest.mark.parametrize("tile", ["128x256", "128x128", "128x256c2", "128x256+tma"])
+def test_short_last_tile_rows_in_a_deep_walk(tile, monkeypatch):
+    """Experts of 256 ± a few rows (DeepSeek-V3's routing, scaled down): about half end in a tile
+    row of at most 64 rows, whose second consumer warpgroup only frees its stages (the kernel's
+    SkipsIdleRows), between tiles where both compute; many tiles per CTA and more K blocks than
+    stages, so that the skipping warpgroup runs ahead of the other through the stage ring."""
+    force_tile(monkeypatch, tile)
+    g = torch.Generator().manual_seed(33)
+    counts = [256 + d for d in (-3, 5, 0, 17, -16, 64, 65, 1, -64, 2, 63, -1)] * 3
+    random.Random(4).shuffle(counts)
+    offs = torch.tensor(counts, dtype=torch.int32).cumsum(0).to(torch.int32)
+    a = torch.randn(int(offs[-1]) + 9, 1088, generator=g).to("cuda", torch.bfloat16)
+    b = weights(len(counts), 1088, 1024, torch.bfloat16, True, g)
+    poison_next_allocation(a.shape[0] * 1024)
+    out = tg.grouped_mm(a, b, offs.cuda())
+    check(out, reference.grouped_mm(a, b, offs), torch.bfloat16)
+    assert torch.all(out[int(offs[-1]):] == 0)
+    la = [a[s:e] for s, e in zip([0] + offs.tolist()[:-1], offs.tolist())]
+    lb = [w for w in b]
+    poison_next_allocation(int(offs[-1]) * 1024)
+    for o, r in zip(tg.gemm(la, lb), reference.gemm(la, lb)):
+        check(o, r, torch.bfloat16)
+
+
 # Every compiled tile configuration, forced through TORCH_GROUPED_TILE; 128x256c2 is the 2 x 1
 # clustered kernel (B multicast), which grouped_mm's forward forms take only under TORCH_GROUPED_CLUSTER=1;
 # "+tma" adds TORCH_GROUPED_TMA_STORE=1 (the 128x256 variant whose epilogue stores through TMA; none

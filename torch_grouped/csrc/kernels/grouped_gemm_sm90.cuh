@@ -106,6 +106,11 @@ struct GroupedGemmConfig {
   static constexpr int CtasPerSm = Consumers == 1 ? 2 : 1;
   // The first of the tile's rows that consumer warpgroup `warpgroup` holds.
   static __device__ __forceinline__ int first_row(int warpgroup) { return 64 * warpgroup; }
+  // The grouped walk's warpgroups skip the WGMMAs of rows past their problem's last: a ragged
+  // group of 256 ± 16 rows (DeepSeek-V3's 32 experts over 8192 tokens) ends in a tile row of a few
+  // rows half the time, 16 of 80 tile rows. (The Stream-K and Rank2K walks keep both warpgroups in
+  // every tile: their fixups and mirrored stores count on both.)
+  static constexpr bool SkipsIdleRows = Mode_ == KernelMode::Grouped && Consumers > 1;
   // Row copies (row_copy.cuh): operands TMA cannot address (args.a_rows / b_rows) are copied row
   // by row into the stages by the whole producer warpgroup (cp.async), which then needs registers
   // of its own (the 128 x 128 tiles' 64 accumulators per consumer thread leave them). Stream-K
@@ -926,6 +931,19 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     timeline.stamp(TimelineEvent::Walked);
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
+    if constexpr (Cfg::SkipsIdleRows) {
+      if (int64_t(u.tile.tile_m) * Cfg::BM + Cfg::first_row(warpgroup) >= q.m) {
+        // Every row of this warpgroup lies past the problem's last (a group's last tile row of at
+        // most 64 rows, a cluster's padded tile): nothing to compute or store. It only frees its
+        // stages, so that the other warpgroup's WGMMAs have the tensor cores to themselves.
+        for (int32_t kb = 0; kb < kblocks; ++kb) {
+          pipeline.consumer_wait(state);
+          release_stage<Cfg>(pipeline, smem, state, thread);
+          ++state;
+        }
+        continue;
+      }
+    }
     mma.accumulate_ = GMMA::ScaleOut::Zero;
     auto previous = state;
     for (int32_t kb = 0; kb < kblocks; ++kb) {
