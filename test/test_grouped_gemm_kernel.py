@@ -114,9 +114,9 @@ def test_moe_sizes_many_k_blocks(dtype):
 @pytest.mark.parametrize("tile", ["128x256", "128x128", "128x256c2", "128x256+tma"])
 def test_short_last_tile_rows_in_a_deep_walk(tile, monkeypatch):
     """Experts of 256 ± a few rows (DeepSeek-V3's routing, scaled down): about half end in a tile
-    row of at most 64 rows, whose second consumer warpgroup only frees its stages (the kernel's
-    SkipsIdleRows), between tiles where both compute; many tiles per CTA and more K blocks than
-    stages, so that the skipping warpgroup runs ahead of the other through the stage ring."""
+    row of at most 64 rows (one consumer warpgroup's rows all past the group), between tiles
+    whose rows are all inside; many tiles per CTA and more K blocks than stages. The case for
+    any change to how a warpgroup treats rows past its group (session 33 tried skipping them)."""
     force_tile(monkeypatch, tile)
     g = torch.Generator().manual_seed(33)
     counts = [256 + d for d in (-3, 5, 0, 17, -16, 64, 65, 1, -64, 2, 63, -1)] * 3

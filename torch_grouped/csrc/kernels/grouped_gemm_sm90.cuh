@@ -106,11 +106,6 @@ struct GroupedGemmConfig {
   static constexpr int CtasPerSm = Consumers == 1 ? 2 : 1;
   // The first of the tile's rows that consumer warpgroup `warpgroup` holds.
   static __device__ __forceinline__ int first_row(int warpgroup) { return 64 * warpgroup; }
-  // The grouped walk's warpgroups skip the WGMMAs of rows past their problem's last: a ragged
-  // group of 256 ± 16 rows (DeepSeek-V3's 32 experts over 8192 tokens) ends in a tile row of a few
-  // rows half the time, 16 of 80 tile rows. (The Stream-K and Rank2K walks keep both warpgroups in
-  // every tile: their fixups and mirrored stores count on both.)
-  static constexpr bool SkipsIdleRows = Mode_ == KernelMode::Grouped && Consumers > 1;
   // Row copies (row_copy.cuh): operands TMA cannot address (args.a_rows / b_rows) are copied row
   // by row into the stages by the whole producer warpgroup (cp.async), which then needs registers
   // of its own (the 128 x 128 tiles' 64 accumulators per consumer thread leave them). Stream-K
@@ -923,11 +918,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   WorkUnits<Cfg> units(p, shared_offsets<Cfg>(p, smem));
   typename Cfg::Pipeline::PipelineState state;
   WorkUnit u;
-  // (read through a shuffle from lane 0, so that ptxas knows it is the same across the warp and
-  // keeps the pipeline state, which branches on it, in uniform registers)
-  const int warpgroup = __shfl_sync(0xffffffffu, thread / 128, 0);
-  constexpr uint32_t kTileDoneBarrier = 3;  // named barriers 1 and 2: each warpgroup's epilogue
-  bool owes_tile_done = false;              // warpgroup 0, after a tile the second sat out
+  const int warpgroup = thread / 128;
   int32_t c_acquired = -1;  // TMA-store kernels, list form: the group whose output map this warpgroup acquired
   UnitTimeline timeline;     // (a development probe: empty unless built with TORCH_GROUPED_TIMELINE)
   timeline.stamp(TimelineEvent::Start);
@@ -935,26 +926,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     timeline.stamp(TimelineEvent::Walked);
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
-    // The tile's second warpgroup sits it out when all its rows lie past the problem's last
-    // (SkipsIdleRows): the first frees every stage for both (two arrivals each, which the empty
-    // barriers count), and the second, its pipeline state moved past the tile's stages, waits on
-    // a named barrier until the first has stored the tile, so that the two start the next tile
-    // together. (A first version, in which the idle warpgroup waited for and freed each stage
-    // itself and went on to the next tile at once, ran DeepSeek-V3 up 20% slower; H100, session 33.)
-    const bool second_sits_out = Cfg::SkipsIdleRows && int64_t(u.tile.tile_m) * Cfg::BM + Cfg::first_row(1) >= q.m;
-    if constexpr (Cfg::SkipsIdleRows) {
-      if (owes_tile_done) cutlass::arch::NamedBarrier::sync(256, kTileDoneBarrier);
-      owes_tile_done = second_sits_out && warpgroup == 0;
-      if (second_sits_out && warpgroup == 1) {
-        state.advance(uint32_t(kblocks));
-        cutlass::arch::NamedBarrier::sync(256, kTileDoneBarrier);
-        continue;
-      }
-    }
-    auto release = [&](const typename Cfg::Pipeline::PipelineState& s) __attribute__((always_inline)) {
-      release_stage<Cfg>(pipeline, smem, s, thread);
-      if (second_sits_out) release_stage<Cfg>(pipeline, smem, s, thread);  // the second warpgroup's arrival
-    };
     mma.accumulate_ = GMMA::ScaleOut::Zero;
     auto previous = state;
     for (int32_t kb = 0; kb < kblocks; ++kb) {
@@ -973,7 +944,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       // Keep one batch of WGMMAs in flight: the previous one is done, so its stage is free.
       warpgroup_wait<1>();
       warpgroup_fence_operand(acc);
-      if (kb > 0) release(previous);
+      if (kb > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
       previous = state;
       ++state;
       if constexpr (Cfg::PromoteBlocks > 0) {
@@ -990,7 +961,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     // WGMMA pipeline stage: before the K loop, a branch around it made ptxas serialize every WGMMA
     // (C7515, 6-15% slower on long K), and predicated it cost 128 FSELs a tile (H100, session 23).
     if (kblocks > 0) {
-      release(previous);
+      release_stage<Cfg>(pipeline, smem, previous, thread);
     } else {
       clear(acc);
       __syncwarp();  // keeps the clear a branch (not predicated per register)
@@ -1065,7 +1036,6 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     }
     timeline.stamp(TimelineEvent::Store, Cfg::StreamK ? u.linear_tile : -1);
   }
-  if (owes_tile_done) cutlass::arch::NamedBarrier::sync(256, kTileDoneBarrier);
   timeline.print(warpgroup, thread);
   // The engine must have read the last chunks before the CTA's shared memory goes away.
   if constexpr (Cfg::TmaStore) {
