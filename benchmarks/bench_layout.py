@@ -1,12 +1,10 @@
 """permute_copy and layout_transform against permute().contiguous(), the cases of ANCHORS.md."""
-import json
-import math
 import os
 
 import torch
 
 import torch_grouped as tg
-from common import Case, on_gpu
+from common import Case, geomean, on_gpu, report_targets
 
 ANCHOR_CASES = [((1, 384, 512, 128), (0, 3, 1, 2)), ((1, 128, 384, 512), (0, 2, 3, 1)),
                 ((1, 576, 384, 256), (0, 3, 1, 2)), ((2, 72, 48, 960), (0, 3, 1, 2)),
@@ -140,23 +138,17 @@ def summarize(results, out_dir):
     rows = [r for r in results if r["op"] == "permute_copy" and COPY_PEER in r["peers_ms"]]
     if not rows:
         return None
-    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))  # noqa: E731
     tensor_bytes = lambda r: r["rate"] * r["ours_ms"] * 1e-3 / 2  # noqa: E731  (work: read + written)
     big = [r for r in rows if tensor_bytes(r) >= BIG_BYTES]
     of_copy = {r["case"] + " " + r["dtype"]: r["ratios"][COPY_PEER] for r in big}
-    summary = {"cases": len(rows), "geomean_vs_pytorch": geo([r["ratio"] for r in rows]),
+    summary = {"cases": len(rows), "geomean_vs_pytorch": geomean([r["ratio"] for r in rows]),
                "min_vs_pytorch": min(r["ratio"] for r in rows),
-               "geomean_at_copy_speed": geo([r["peers_ms"][r["headline_peer"]] / r["peers_ms"][COPY_PEER] for r in rows]),
+               "geomean_at_copy_speed": geomean([r["peers_ms"][r["headline_peer"]] / r["peers_ms"][COPY_PEER] for r in rows]),
                "big_cases": len(big), "fraction_of_copy_big": min(of_copy.values(), default=float("nan")),
                "below_90_percent_of_copy": sorted(k for k, v in of_copy.items() if v < 0.9)}
     print(f"\npermute_copy ({len(rows)} cases): {summary['geomean_vs_pytorch']:.2f}x permute().contiguous() "
           f"geomean (min {summary['min_vs_pytorch']:.2f}x); at exactly a same-size copy's speed every case "
           f"would give {summary['geomean_at_copy_speed']:.2f}x; {len(big)} cases of 16 MB or more, the slowest "
           f"at {100 * summary['fraction_of_copy_big']:.0f}% of a same-size copy")
-    summary["targets_met"] = {key: summary[key] >= goal for key, goal in TARGETS.items()}
-    print("issue 4 targets (H100): " + "; ".join(
-        f"{key} >= {goal}: {summary[key]:.2f} {'met' if summary['targets_met'][key] else 'MISSED'}"
-        for key, goal in TARGETS.items()))
-    with open(os.path.join(out_dir, "layout_summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    report_targets("issue 4 targets (H100)", summary, TARGETS, os.path.join(out_dir, "layout_summary.json"))
     return summary

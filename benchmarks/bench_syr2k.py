@@ -1,11 +1,12 @@
 """syr2k against the two-mm composite a user would write, torch.addmm(a @ b.T, b, a.T)."""
+import os
 import random
 
 import torch
 
 import cublas_syr2k
 import torch_grouped as tg
-from common import Case, on_gpu, on_our_kernel, rel_error, with_env, with_tf32
+from common import Case, on_gpu, on_our_kernel, rel_error, report_targets, with_env, with_tf32
 
 GPU_CASES = [(dtype, n, k) for dtype in (torch.float32, torch.float64)
              for n, k in ((4096, 4096), (8192, 1024), (2048, 8192), (1024, 1024))]
@@ -77,3 +78,49 @@ def cases(device):
         yield Case("syr2k", f"grouped_{count}_mixed", dtype, lambda a=a, b=b: tg.syr2k(a, b),
                    _peers(a, b, dtype, device, "loop of two mm"),
                    sum(2.0 * n * (n + 1) * k for n, k in sizes), "mm", TOL[dtype])
+
+
+# Issue 6's targets on an H100, printed next to the figures; never asserted. "Large": one problem
+# of order 2048 or more (n1024 is reported, not judged); "grouped": the mixed groups against the
+# loop of cuBLAS ?syr2k (bf16, which cuBLAS lacks: the loop of two mm); the triangle walk against
+# the GEMM scheduler on the same kernel and tile, the least over every case that measures both.
+TARGETS = {"min_large_fp32_fp64_vs_cublas_syr2k": 1.0, "min_large_bf16_vs_two_mm": 1.8,
+           "min_grouped_vs_loop_of_cublas": 5.0, "min_triangle_vs_gemm_scheduler": 1.6}
+
+
+def _order(case_name):
+    return int(case_name[1:].split("_")[0]) if case_name.startswith("n") else 0
+
+
+def _triangle_gains(r):
+    """Per tile (or the grouped call's one kernel): the GEMM scheduler's time over the triangle's."""
+    if "same kernel, GEMM scheduler" in r["ratios"]:
+        return {"": r["ratios"]["same kernel, GEMM scheduler"]}
+    ms = r["peers_ms"]
+    return {tile: ms[f"GEMM scheduler, {tile} tiles"] / ms[f"triangle, {tile} tiles"]
+            for tile in ("128x128", "128x256") if f"triangle, {tile} tiles" in ms}
+
+
+def summarize(results, out_dir):
+    """syr2k's figures against issue 6's targets; saved as out_dir/syr2k_summary.json. GPU runs
+    only (cuBLAS ?syr2k and the GEMM-scheduler switch are peers there)."""
+    rows = [r for r in results if r["op"] == "syr2k"]
+    if not any("cuBLAS syr2k" in r["peers_ms"] or "loop of cuBLAS syr2k" in r["peers_ms"] for r in rows):
+        return None
+    key = lambda r: f"{r['case']} {r['dtype']}"  # noqa: E731
+    large = [r for r in rows if _order(r["case"]) >= 2048]
+    vs_cublas = {key(r): r["ratios"]["cuBLAS syr2k"] for r in large if "cuBLAS syr2k" in r["ratios"]}
+    bf16 = {key(r): r["ratio"] for r in large if r["dtype"] == "bfloat16"}
+    grouped = {key(r): r["ratios"].get("loop of cuBLAS syr2k", r["ratio"]) for r in rows if r["case"].startswith("grouped")}
+    triangle = {f"{key(r)} {tile}".strip(): gain for r in rows for tile, gain in _triangle_gains(r).items()}
+    least = lambda d: min(d.values(), default=float("nan"))  # noqa: E731
+    summary = {"min_large_fp32_fp64_vs_cublas_syr2k": least(vs_cublas), "min_large_bf16_vs_two_mm": least(bf16),
+               "min_grouped_vs_loop_of_cublas": least(grouped), "min_triangle_vs_gemm_scheduler": least(triangle),
+               "large_vs_cublas_syr2k": vs_cublas, "large_bf16_vs_two_mm": bf16, "grouped_vs_loop": grouped,
+               "triangle_vs_gemm_scheduler": triangle}
+    for title, figures in (("large vs cuBLAS syr2k", vs_cublas), ("large bf16 vs two mm", bf16),
+                           ("grouped vs the loop", grouped), ("triangle vs GEMM scheduler", triangle)):
+        print(f"syr2k {title}: " + ", ".join(f"{name} {x:.2f}x" for name, x in figures.items()))
+    report_targets("issue 6 targets (H100)", summary, TARGETS, os.path.join(out_dir, "syr2k_summary.json"))
+    return summary
+

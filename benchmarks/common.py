@@ -1,5 +1,7 @@
 """What every benchmark script shares: the case record, timing, the measured ceilings."""
 import dataclasses
+import json
+import math
 import os
 import statistics
 import time
@@ -195,3 +197,30 @@ def make_device(requested: Optional[str]) -> str:
     import torch_grouped
 
     return "cuda" if torch.cuda.is_available() and torch_grouped.has_cuda_kernels() else "cpu"
+
+
+def geomean(values) -> float:
+    """The geometric mean; NaN for no values."""
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
+
+
+def report_targets(title: str, summary: Dict[str, Any], targets: Dict[str, float], path: str) -> Dict[str, bool]:
+    """Prints each of an issue's targets (summary[key] >= goal: met or MISSED; a figure the run has
+    no case for is NaN, "none", and missed), stores the verdicts in summary["targets_met"] and
+    writes the summary to `path` as JSON. Performance is reported, never asserted."""
+    def text(key):
+        return "none" if math.isnan(summary[key]) else f"{summary[key]:.2f}"
+    verdicts = {key: not math.isnan(summary[key]) and summary[key] >= goal for key, goal in targets.items()}
+    print(f"{title}: " + "; ".join(f"{key} >= {goal}: {text(key)} {'met' if verdicts[key] else 'MISSED'}"
+                                   for key, goal in targets.items()))
+    summary["targets_met"] = verdicts
+    with open(path, "w") as f:
+        json.dump(summary, f, indent=1)
+    return verdicts
+
+
+def work_of(result: Dict[str, Any]) -> float:
+    """A run_case result's work (FLOP or bytes): its rate times its time."""
+    return result["rate"] * result["ours_ms"] * 1e-3
+

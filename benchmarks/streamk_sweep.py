@@ -25,7 +25,7 @@ import torch  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 import torch_grouped as tg  # noqa: E402
-from common import make_device, on_gpu, rel_error, time_ms  # noqa: E402
+from common import geomean, make_device, on_gpu, rel_error, time_ms  # noqa: E402
 
 # Anchors of ANCHORS.md plus a few between them: small/large K, few/many tiles, strong scaling.
 GPU_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
@@ -206,11 +206,6 @@ def print_table(records):
     if ok and oka:
         print(f"geomean mm/best {geomean(ok):.2f}x, geomean auto/best {geomean(oka):.2f}x "
               f"(worst {max(oka):.2f}x) over {len(ok)} shapes")
-
-
-def geomean(xs):
-    xs = list(xs)
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else math.nan
 
 
 def parse_shapes(text):

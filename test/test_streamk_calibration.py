@@ -1,6 +1,9 @@
 """Checks of the Stream-K calibration's plumbing, on the CPU, no GPU needed (no timings):
 
-    python -m pytest benchmarks/test_streamk_features.py
+    python -m pytest test/test_streamk_calibration.py
+
+(Part of the test suite: it once lived beside the scripts in benchmarks/, where no CI run
+reached it, and a refactor of those scripts broke it unseen.)
 
 - streamk_sweep.features against hand-computed plans (the CPU op's tile 64x64x32 and the GPU's
   128x256x64 / 128x128x64: _schedule_streamk only needs sizes, so the GPU's plans dump on a CPU);
@@ -16,7 +19,7 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 
 import calibrate_streamk  # noqa: E402
 import streamk_sweep  # noqa: E402
