@@ -50,6 +50,17 @@ def test_gradient_of_expert_without_rows_is_zero():
     assert torch.equal(b.grad[1], torch.zeros(4, 5, dtype=torch.float64))
 
 
+def test_gradient_of_group_without_columns_is_zero():
+    """The 3-D x 2-D form (columns of b grouped by offs): a group given no columns gets a zero
+    gradient in a, as an expert given no rows does in b."""
+    a = torch.randn(3, 6, 4, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+    offs = torch.tensor([2, 2, 5], dtype=torch.int32)
+    tg.grouped_mm(a, b, offs).sum().backward()
+    assert torch.equal(a.grad[1], torch.zeros(6, 4, dtype=torch.float64))
+    assert a.grad[0].abs().sum() > 0 and a.grad[2].abs().sum() > 0
+
+
 def _i32(*v):
     return torch.tensor(v, dtype=torch.int32)
 
@@ -68,10 +79,24 @@ def _i32(*v):
     (torch.randn(6, 4), torch.randn(2, 4, 3, dtype=torch.float64), _i32(3, 6), RuntimeError,
      r"b has dtype Double but a has Float"),
     (torch.randn(6, 4), torch.randn(2, 4, 3), _i32(3, 6).reshape(1, 2), RuntimeError, r"offs must be 1-D"),
+    (torch.randn(6, 4), torch.randn(2, 4, 3), _i32(-1, 6), ValueError,
+     r"offs must be non-decreasing and start at >= 0, got offs\[0\] = -1"),
+    (torch.randn(2, 4, 8), torch.randn(3, 8, 5), None, RuntimeError,
+     r"b.size\(0\) must equal the group count a.size\(0\) = 2"),
+    (torch.randn(4, 8), torch.randn(8, 5), None, ValueError, r"offs is required when a is 2-D and b is 2-D"),
+    (torch.randn(4, 8), torch.randn(8, 5), _i32(4, 9), ValueError, r"offs\[1\] = 9 exceeds a.size\(1\) = 8"),
+    (torch.randn(2, 4, 8), torch.randn(8, 5), _i32(3, 6), ValueError, r"offs\[1\] = 6 exceeds b.size\(1\) = 5"),
+    (torch.ones(6, 4, dtype=torch.int32), torch.ones(2, 4, 3, dtype=torch.int32), _i32(3, 6), RuntimeError,
+     r"a has dtype Int; expected one of Half, BFloat16, Float, Double"),
 ])
 def test_bad_inputs(a, b, offs, error, match):
     with pytest.raises(error, match=match):
         tg.grouped_mm(a, b, offs)
+
+
+def test_out_dtype_other_than_the_inputs_or_fp32_is_refused():
+    with pytest.raises(ValueError, match=r"out_dtype Half is not supported for Float inputs; expected Float"):
+        tg.grouped_mm(torch.randn(6, 4), torch.randn(2, 4, 3), _i32(3, 6), out_dtype=torch.float16)
 
 
 @pytest.mark.gpu

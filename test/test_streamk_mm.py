@@ -64,6 +64,8 @@ def test_bad_options(kwargs, error, match):
     (torch.randn(4, 5, 1), torch.randn(5, 7), r"a must be 2-D \[M, K\]"),
     (torch.randn(4, 5), torch.randn(5, 7, dtype=torch.float16), r"b has dtype Half but a has Float"),
     (torch.ones(4, 5, dtype=torch.int8), torch.ones(5, 7, dtype=torch.int8), r"a has dtype Char; expected one of"),
+    (torch.randn(4, 3), torch.randn(3), r"b must be 2-D \[K, N\], got shape \[3\]"),
+    (torch.randn(4, 3), torch.randn(2, 3, 5), r"b must be 2-D \[K, N\], got shape \[2, 3, 5\]"),
 ])
 def test_bad_inputs(a, b, match):
     with pytest.raises(RuntimeError, match=match):

@@ -60,6 +60,11 @@ def test_property_random_groups(sizes, uplo, alpha, beta, with_c):
      r"a\[0\] has dtype Long; expected one of"),
     ([torch.randn(4, 2)], [torch.randn(4, 2)], [torch.randn(4, 4, dtype=torch.float64)], {}, RuntimeError,
      r"c\[0\] has dtype Double but a\[0\] has Float"),
+    ([torch.randn(4, 3)], [torch.randn(4, 3, dtype=torch.float64)], [], {}, RuntimeError,
+     r"b\[0\] has dtype Double but a\[0\] has Float; expected the same dtype"),
+    ([torch.randn(4, 3), torch.randn(4, 3, dtype=torch.float64)], [torch.randn(4, 3), torch.randn(4, 3, dtype=torch.float64)],
+     [], {}, RuntimeError, r"a\[1\] has dtype Double but a\[0\] has Float; expected the same dtype"),
+    ([torch.randn(4, 3)], [torch.randn(4, 3)], [torch.randn(4)], {}, RuntimeError, r"group 0: c\[0\] is \[4\]; expected \[4, 4\]"),
 ])
 def test_bad_inputs(a, b, c, kwargs, error, match):
     with pytest.raises(error, match=match):
