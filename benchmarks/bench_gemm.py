@@ -81,4 +81,3 @@ def summarize(results, out_dir):
     print("\ngemm against the loop of mm: " + ", ".join(f"{n} {rows[n]['ratio']:.2f}x" for n in SMALL_GROUP_CASES + BIG_GROUP_CASES if n in rows))
     report_targets("issue 5 targets for gemm (H100)", summary, TARGETS, os.path.join(out_dir, "gemm_summary.json"))
     return summary
-

@@ -144,4 +144,3 @@ def summarize(results, out_dir):
           f"{len(big)} cases of a TFLOP or more, the least at {100 * summary['big_fraction_of_dense']:.0f}% of dense torch.mm")
     report_targets("issue 5 targets for grouped_mm (H100)", summary, TARGETS, os.path.join(out_dir, "grouped_mm_summary.json"))
     return summary
-

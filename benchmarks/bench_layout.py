@@ -4,7 +4,7 @@ import os
 import torch
 
 import torch_grouped as tg
-from common import Case, geomean, on_gpu, report_targets
+from common import Case, geomean, on_gpu, report_targets, work_of
 
 ANCHOR_CASES = [((1, 384, 512, 128), (0, 3, 1, 2)), ((1, 128, 384, 512), (0, 2, 3, 1)),
                 ((1, 576, 384, 256), (0, 3, 1, 2)), ((2, 72, 48, 960), (0, 3, 1, 2)),
@@ -138,7 +138,7 @@ def summarize(results, out_dir):
     rows = [r for r in results if r["op"] == "permute_copy" and COPY_PEER in r["peers_ms"]]
     if not rows:
         return None
-    tensor_bytes = lambda r: r["rate"] * r["ours_ms"] * 1e-3 / 2  # noqa: E731  (work: read + written)
+    tensor_bytes = lambda r: work_of(r) / 2  # noqa: E731  (work: read + written)
     big = [r for r in rows if tensor_bytes(r) >= BIG_BYTES]
     of_copy = {r["case"] + " " + r["dtype"]: r["ratios"][COPY_PEER] for r in big}
     summary = {"cases": len(rows), "geomean_vs_pytorch": geomean([r["ratio"] for r in rows]),

@@ -123,4 +123,3 @@ def summarize(results, out_dir):
         print(f"syr2k {title}: " + ", ".join(f"{name} {x:.2f}x" for name, x in figures.items()))
     report_targets("issue 6 targets (H100)", summary, TARGETS, os.path.join(out_dir, "syr2k_summary.json"))
     return summary
-

@@ -112,7 +112,7 @@ def nnls(rows, targets):
     if best_free:
         coef = torch.linalg.lstsq(x[:, list(best_free)], y, driver="gelsd").solution.squeeze(1)
         for i, c in zip(best_free, coef.tolist()):
-            best[i] = c
+            best[i] = max(c, 0.0)  # (a coefficient the normal equations put at +0 may come back -1e-17)
     return best
 
 

@@ -223,4 +223,3 @@ def report_targets(title: str, summary: Dict[str, Any], targets: Dict[str, float
 def work_of(result: Dict[str, Any]) -> float:
     """A run_case result's work (FLOP or bytes): its rate times its time."""
     return result["rate"] * result["ours_ms"] * 1e-3
-
