@@ -8,7 +8,6 @@ in about a minute. Cases whose output has fewer 128x256 tiles (128x128 when n <=
 the GPU has SMs and k >= 8192 are the paper's strong-scaling shapes: their names start with
 "ss". On a CPU: three small anchors and a corpus of three tiny shapes, to check the script.
 """
-import json
 import math
 import os
 import random
@@ -16,7 +15,7 @@ import random
 import torch
 
 import torch_grouped as tg
-from common import Case, geomean, on_gpu, on_our_kernel, report_targets, with_tf32
+from common import Case, geomean, on_gpu, on_our_kernel, report_targets, save_summary, with_tf32
 from streamk_sweep import device_sms, fixed_rule_tile
 
 ANCHOR_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
@@ -124,8 +123,7 @@ def summarize(results, out_dir):
     if all(r["dtype"] == "bfloat16" for r in rows):  # the GPU corpus; the CPU one is a small fp32 check
         report_targets("issue 7 targets (H100, bf16)", summary, TARGETS, path)
     else:
-        with open(path, "w") as f:
-            json.dump(summary, f, indent=1)
+        save_summary(summary, path)
     plot_corpus(rows, vs_mm, vs_dp, out_dir)
     return summary
 

@@ -215,9 +215,13 @@ def report_targets(title: str, summary: Dict[str, Any], targets: Dict[str, float
     print(f"{title}: " + "; ".join(f"{key} >= {goal}: {text(key)} {'met' if verdicts[key] else 'MISSED'}"
                                    for key, goal in targets.items()))
     summary["targets_met"] = verdicts
+    save_summary(summary, path)
+    return verdicts
+
+
+def save_summary(summary: Dict[str, Any], path: str) -> None:
     with open(path, "w") as f:
         json.dump(summary, f, indent=1)
-    return verdicts
 
 
 def work_of(result: Dict[str, Any]) -> float:

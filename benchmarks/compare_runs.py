@@ -7,17 +7,13 @@ peer's own run-to-run spread shows how much of the difference is noise.
 """
 import argparse
 import json
-import math
+
+from common import geomean
 
 
 def load(path):
     with open(path) as f:
         return {(r["op"], r["case"], r["dtype"]): r for r in json.load(f)["results"]}
-
-
-def geomean(values):
-    values = [v for v in values if v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def main():
