@@ -32,6 +32,22 @@ def check(out, ref, dtype):
     reference.assert_close(out, ref, dtype)
 
 
+def check_graph_replays(a, b, offs, routed_counts):
+    """grouped_mm(a, b, offs) captured once in a CUDA graph (after a warm-up outside the capture),
+    then replayed with new routing written into the same offs: random counts over its groups
+    summing to each of `routed_counts`, the output poisoned before each replay."""
+    tg.grouped_mm(a, b, offs)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.grouped_mm(a, b, offs)
+    for routed in routed_counts:
+        counts = torch.bincount(torch.randint(len(offs), (routed,)), minlength=len(offs))
+        offs.copy_(counts.cumsum(0).to(torch.int32))
+        out.fill_(float("nan"))
+        graph.replay()
+        check(out, reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+
+
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("k_major", [True, False])
 @pytest.mark.parametrize("out_dtype", [None, torch.float32])
@@ -199,15 +215,7 @@ def test_clustered_kernel_in_a_cuda_graph(monkeypatch):
     a = torch.randn(1500, 256, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(6, 256, 600, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([100, 300, 300, 700, 900, 1000], dtype=torch.int32, device="cuda")
-    tg.grouped_mm(a, b, offs)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = tg.grouped_mm(a, b, offs)
-    for trial in range(3):
-        counts = torch.bincount(torch.randint(6, (1300 + 97 * trial,)), minlength=6)
-        offs.copy_(counts.cumsum(0).to(torch.int32))
-        graph.replay()
-        check(out, reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+    check_graph_replays(a, b, offs, [1300, 1397, 1494])
 
 
 def test_cluster_opt_in_takes_the_clustered_kernel(monkeypatch):
@@ -309,15 +317,7 @@ def test_routed_offsets_in_a_cuda_graph():
     a = torch.randn(1024, 256, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(6, 256, 384, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([100, 300, 300, 700, 900, 1000], dtype=torch.int32, device="cuda")
-    tg.grouped_mm(a, b, offs)  # warm up outside the capture
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = tg.grouped_mm(a, b, offs)
-    for trial in range(3):
-        counts = torch.bincount(torch.randint(6, (900 + trial,)), minlength=6)
-        offs.copy_(counts.cumsum(0).to(torch.int32))
-        graph.replay()
-        check(out, reference.grouped_mm(a, b, offs.cpu()), torch.bfloat16)
+    check_graph_replays(a, b, offs, [900, 901, 902])
 
 
 def test_misaligned_operands_are_copied():
@@ -620,6 +620,57 @@ def test_k_grouped_all_empty_and_invalid_offsets():
     check(bad, expected, torch.bfloat16)
 
 
+def _either_close(out, first, second):
+    """Every element of a bf16 `out` is close to the same element of `first` or of `second` (the
+    two differ by about their own size: a wrong or unwritten element matches neither)."""
+    near = lambda ref: (out.double() - ref).abs() <= 1e-2 * ref.abs() + 2e-2 * ref.std()  # noqa: E731
+    assert torch.all(near(first) | near(second))
+
+
+@pytest.mark.parametrize("form", ["rows", "columns"])
+def test_ragged_offsets_past_the_end_or_decreasing_are_clamped(form):
+    """The row and column forms' offsets, like the K form's above, are clamped into [the previous
+    group's end, the grouped size]: past the end they cut the last group; decreasing, group 2
+    starts at its clamped predecessor, so it covers rows (columns) group 0 covered as well, and
+    each of those elements holds one of the two groups' products (two tiles write it). Nothing
+    else is touched; no error is left behind."""
+    g = torch.Generator().manual_seed(12)
+    total, k, other = 300, 64, 72
+    if form == "rows":
+        a = torch.randn(total, k, generator=g).to("cuda", torch.bfloat16)
+        b = torch.randn(3, k, other, generator=g).to("cuda", torch.bfloat16)
+        product = lambda e, lo, hi: a[lo:hi].double() @ b[e].double()  # noqa: E731
+        part = lambda t, lo, hi: t[lo:hi]  # noqa: E731
+    else:
+        a = torch.randn(3, other, k, generator=g).to("cuda", torch.bfloat16)
+        b = torch.randn(k, total, generator=g).to("cuda", torch.bfloat16)
+        product = lambda e, lo, hi: a[e].double() @ b[:, lo:hi].double()  # noqa: E731
+        part = lambda t, lo, hi: t[:, lo:hi]  # noqa: E731
+    past = tg.grouped_mm(a, b, torch.tensor([100, 250, 5000], dtype=torch.int32, device="cuda"))
+    torch.cuda.synchronize()
+    for e, (lo, hi) in enumerate([(0, 100), (100, 250), (250, total)]):
+        check(part(past, lo, hi), product(e, lo, hi), torch.bfloat16)
+    poison_next_allocation(total * other)
+    crossed = tg.grouped_mm(a, b, torch.tensor([200, 100, 300], dtype=torch.int32, device="cuda"))
+    torch.cuda.synchronize()
+    check(part(crossed, 0, 100), product(0, 0, 100), torch.bfloat16)
+    assert not crossed.isnan().any()
+    _either_close(part(crossed, 100, 200), product(0, 100, 200), product(2, 100, 200))
+    check(part(crossed, 200, total), product(2, 200, total), torch.bfloat16)
+
+
+@pytest.mark.parametrize("k_major", [False, True])
+def test_ragged_columns_in_a_cuda_graph(k_major):
+    """The 3-D x 2-D form (columns of b grouped: an MoE layer's input gradient with the experts'
+    outputs side by side) captured once, replayed with new column offsets in the same tensor."""
+    torch.manual_seed(5)
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(6, 136, 192, generator=g).to("cuda", torch.bfloat16)
+    b = weights(1, 192, 1000, torch.bfloat16, k_major, g)[0]
+    offs = torch.tensor([100, 300, 300, 700, 900, 1000], dtype=torch.int32, device="cuda")
+    check_graph_replays(a, b, offs, [800, 877, 954])
+
+
 @pytest.mark.parametrize("tile", ["", "128x256c2", "128x128"])
 def test_k_grouped_in_a_cuda_graph(tile, monkeypatch):
     """The weight gradient captured once and replayed with new routing in the same offs, by the
@@ -629,15 +680,7 @@ def test_k_grouped_in_a_cuda_graph(tile, monkeypatch):
     x = torch.randn(1500, 192, device="cuda", dtype=torch.bfloat16)
     dy = torch.randn(1500, 264, device="cuda", dtype=torch.bfloat16)
     offs = torch.tensor([100, 300, 300, 700, 900, 1000], dtype=torch.int32, device="cuda")
-    tg.grouped_mm(x.T, dy, offs)  # warm up outside the capture
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        dw = tg.grouped_mm(x.T, dy, offs)
-    for trial in range(3):
-        counts = torch.bincount(torch.randint(6, (1300 + trial * 97,)), minlength=6)
-        offs.copy_(counts.cumsum(0).to(torch.int32))
-        graph.replay()
-        check(dw, reference.grouped_mm(x.T, dy, offs.cpu()), torch.bfloat16)
+    check_graph_replays(x.T, dy, offs, [1300, 1397, 1494])
 
 
 def test_moe_layer_backward_in_a_cuda_graph():

@@ -70,11 +70,12 @@ def test_opcheck(op, device):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU")
-@pytest.mark.parametrize("name", ["gemm", "syr2k"])
-def test_opcheck_on_the_list_kernel(name):
-    """bf16 on Hopper takes the kernel, whose outputs lie in one allocation: each must still be a
-    fresh tensor with a storage of its own, as the schema says (the fp32 samples above may take
-    PyTorch's kernels instead)."""
+@pytest.mark.parametrize("name", ["gemm", "syr2k", "grouped_mm"])
+def test_opcheck_on_the_hopper_kernels(name):
+    """bf16 on Hopper takes the kernels (the fp32 samples above may take PyTorch's instead). The
+    list ops' outputs lie in one allocation: each must still be a fresh tensor with a storage of
+    its own, as the schema says. grouped_mm's offsets stay on the device: its fake kernel must
+    give the kernel's shapes and strides without reading them."""
     op = next(o for o in OPS if o.name == name)
     for s in op.samples(torch.bfloat16, "cuda"):
         check_opcheck(op.overload, s)

@@ -192,6 +192,48 @@ def test_grouped_modes_agree():
         assert torch.equal(dev, host)
 
 
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("mode", ["warp", "warp_remember"])
+def test_warp_search_matches_the_sequential_visitor(seed, mode):
+    """The device kernels' warp-parallel search (sched/warp_visitor.cuh: a lane per group, a
+    shuffle prefix sum of their tiles, a ballot for the owner), run lane by lane on 32 emulated
+    lanes, visits exactly the tiles of the sequential visitor, step by step, with the group's
+    sizes, the same in every lane: across windows of 32 groups, past runs of 32 and more empty
+    groups, with panels and clusters. (`warp_remember`: the grouped WGMMA kernels' variant that
+    skips the search for another tile of the last group.)"""
+    rng = random.Random(700 + seed)
+    groups = rng.choice([1, 31, 32, 33, 70])
+    m = [rng.choice([0, 0, 1, 128, 129, rng.randint(1, 600)]) for _ in range(groups)]
+    n = [rng.choice([0, 64, rng.randint(1, 400)]) for _ in range(groups)]
+    if seed % 2 and groups > 40:  # a run of empty groups longer than a window
+        m[3:40] = [0] * 37
+    k = [rng.randint(1, 512) for _ in range(groups)]
+    cluster = rng.choice([1, 2])
+    grid = cluster * rng.randint(1, 20)
+    args = (m, n, k, 128, rng.choice([128, 256]), grid)
+    kw = dict(panel=rng.choice([0, 3]), cluster_m=cluster)
+    sort = rng.random() < 0.5
+    expected = sched._schedule_grouped(*args, "device", sort, **kw)
+    assert torch.equal(sched._schedule_grouped(*args, mode, sort, **kw), expected)
+
+
+@pytest.mark.parametrize("all_tiles", [False, True])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_warp_search_walks_the_rank2k_triangle(uplo, all_tiles):
+    """The Rank2K kernels run the same search over the triangle's tiles (SymmetricTiles, padding
+    slots included) without `Remember`."""
+    sizes = [0, 1, 130, 300, 77] * 8 + [1000]
+    args = (sizes, 128, 64, 13, uplo)
+    expected = sched._schedule_rank2k(*args, all_tiles=all_tiles)
+    assert torch.equal(sched._schedule_rank2k(*args, all_tiles=all_tiles, mode="warp"), expected)
+    assert torch.equal(sched._schedule_rank2k(*args, all_tiles=all_tiles, mode="host"), expected)
+
+
+def test_schedule_modes_are_checked():
+    with pytest.raises(ValueError, match="mode must be 'device', 'host', 'warp' or 'warp_remember', got 'lanes'"):
+        sched._schedule_grouped([256], [256], [64], 128, 128, 3, "lanes", False)
+
+
 def test_sorting_by_k_balances_seed_example():
     """Seed 000's example: 4 problems of 54 tiles on 108 CTAs. Unsorted, CTAs 54-107 get both
     K = 1024 tiles; sorted, every CTA gets one K = 1024 tile and one K = 128 tile."""

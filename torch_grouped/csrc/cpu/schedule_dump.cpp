@@ -15,9 +15,21 @@
 #include "../sched/rank2k_visitor.h"
 #include "../sched/streamk_model.h"
 #include "../sched/tile_choice.h"
+#include "../sched/warp_visitor.cuh"
+#include "warp_emulation.h"
 
 namespace torch_grouped {
 namespace {
+
+// One answer of the warp search: the tile and its group's sizes.
+struct TileAnswer {
+  sched::TileCoord coord{};
+  int64_t m = 0, n = 0;
+  bool operator==(const TileAnswer& o) const {
+    return coord.group == o.coord.group && coord.tile_m == o.coord.tile_m && coord.tile_n == o.coord.tile_n &&
+           coord.valid == o.coord.valid && m == o.m && n == o.n;
+  }
+};
 
 at::Tensor rows_to_tensor(const std::vector<std::vector<int64_t>>& rows, int64_t width) {
   at::Tensor t = at::empty({static_cast<int64_t>(rows.size()), width}, at::kLong);
@@ -27,8 +39,39 @@ at::Tensor rows_to_tensor(const std::vector<std::vector<int64_t>>& rows, int64_t
   return t;
 }
 
+// The tiles each walker visits by the warp-parallel search of the device kernels
+// (sched::WarpGroupedVisitor, with or without `Remember`), run lane by lane on an emulated warp:
+// walker w's linear tile indices w, w + walkers, ... until the search reports the end. Every lane
+// must get the same answers; one lane's are returned.
+template <class Tiles, bool Remember>
+std::vector<std::vector<TileAnswer>> warp_walks(const sched::GroupSizes& sizes, Tiles tiles, int64_t walkers) {
+  struct Sizes {
+    sched::GroupSizes s;
+    void operator()(int32_t g, int64_t& m, int64_t& n) const { m = s.m[g], n = s.n[g]; }
+  };
+  std::vector<std::vector<std::vector<TileAnswer>>> by_lane(EmulatedWarp::kLanes,
+                                                            std::vector<std::vector<TileAnswer>>(walkers));
+  // A window of 32 groups costs a search at most 11 exchanges (five shuffles of the prefix sum, a
+  // broadcast, the ballot, four broadcasts); a walker's window only moves forward, so its searches
+  // look at most at every window once plus once per tile they find, and at the end.
+  const int64_t windows = sched::ceil_div(sizes.count, 32);
+  const int64_t max_exchanges = 11 * (walkers * (windows + 1) + sched::total_tiles(sizes, tiles));
+  EmulatedWarp::run([&] {
+    std::vector<std::vector<TileAnswer>>& mine = by_lane[EmulatedWarp::lane()];
+    for (int64_t w = 0; w < walkers; ++w) {
+      sched::WarpGroupedVisitor<Tiles, Sizes, Remember, EmulatedWarp> visitor{Sizes{sizes}, sizes.count, tiles};
+      TileAnswer a;
+      while (visitor.find(w + static_cast<int64_t>(mine[w].size()) * walkers, a.coord, a.m, a.n)) mine[w].push_back(a);
+    }
+  }, max_exchanges);
+  for (int lane = 1; lane < EmulatedWarp::kLanes; ++lane)
+    TORCH_CHECK(by_lane[lane] == by_lane[0], "schedule: lane ", lane, " of the warp search disagrees with lane 0");
+  return by_lane[0];
+}
+
 // Visits every tile of every CTA in `mode` ("device": the sequential visitor each CTA runs;
-// "host": the precomputed per-CTA lists). Rows: (cta, step, group, tile_m, tile_n, valid) with
+// "host": the precomputed per-CTA lists; "warp" and "warp_remember": the device kernels' search,
+// emulated, whose sizes must match the problem's, checked here). Rows: (cta, step, group, tile_m, tile_n, valid) with
 // the group numbered as the caller gave it, whatever the visiting order. With clusters of
 // `cluster_m` CTAs (grid a multiple of it), `tiles` are the pair tiles dealt to the clusters, and
 // the rows give each CTA's own tile of the pair (sched::cluster_member_tile).
@@ -40,11 +83,15 @@ at::Tensor dump_grouped(const std::vector<int64_t>& m, const std::vector<int64_t
   TORCH_CHECK_VALUE(cluster_m >= 1 && cta_grid % cluster_m == 0, "schedule: grid (", cta_grid,
                     ") must be a multiple of cluster_m (", cluster_m, ")");
   const int64_t grid = cta_grid / cluster_m;  // the walkers: CTAs, or clusters
-  TORCH_CHECK_VALUE(mode == "device" || mode == "host", "schedule: mode must be 'device' or 'host', got '", mode, "'");
+  TORCH_CHECK_VALUE(mode == "device" || mode == "host" || mode == "warp" || mode == "warp_remember",
+                    "schedule: mode must be 'device', 'host', 'warp' or 'warp_remember', got '", mode, "'");
   std::vector<int64_t> ms, ns;
   for (int32_t g : order) ms.push_back(m[g]), ns.push_back(n[g]);
   const sched::GroupSizes sizes{ms.data(), ns.data(), static_cast<int32_t>(order.size())};
   const int64_t total = sched::total_tiles(sizes, tiles);
+  std::vector<std::vector<TileAnswer>> warp;
+  if (mode == "warp") warp = warp_walks<Tiles, false>(sizes, tiles, grid);
+  if (mode == "warp_remember") warp = warp_walks<Tiles, true>(sizes, tiles, grid);
   std::vector<std::vector<int64_t>> rows;
   for (int64_t cta = 0; cta < grid; ++cta) {  // (a walker: a cluster when cluster_m > 1)
     auto emit = [&](int64_t step, const sched::TileCoord& c) {
@@ -53,7 +100,14 @@ at::Tensor dump_grouped(const std::vector<int64_t>& m, const std::vector<int64_t
         rows.push_back({cta * cluster_m + rank, step, order[own.group], own.tile_m, own.tile_n, own.valid ? 1 : 0});
       }
     };
-    if (mode == "device") {
+    if (!warp.empty()) {
+      for (size_t step = 0; step < warp[cta].size(); ++step) {
+        const TileAnswer& a = warp[cta][step];
+        TORCH_CHECK(a.m == sizes.m[a.coord.group] && a.n == sizes.n[a.coord.group],
+                    "schedule: the warp search gave group ", a.coord.group, " sizes ", a.m, " x ", a.n);
+        emit(static_cast<int64_t>(step), a.coord);
+      }
+    } else if (mode == "device") {
       sched::GroupedVisitor<Tiles> visitor(sizes, tiles);
       sched::TileCoord c;
       for (int64_t step = 0; visitor.find(cta + step * grid, c); ++step) emit(step, c);
@@ -95,7 +149,7 @@ at::Tensor schedule_grouped(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRe
 
 // `all_tiles`: the GEMM walk over the whole square that the syr2k kernel runs for comparison.
 at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, int64_t grid,
-                           const std::string& uplo, bool all_tiles) {
+                           const std::string& uplo, bool all_tiles, const std::string& mode) {
   TORCH_CHECK_VALUE(uplo == "L" || uplo == "U", "schedule: uplo must be 'L' or 'U'");
   const bool pow2 = tile_m > 0 && tile_n > 0 && (tile_m & (tile_m - 1)) == 0 && (tile_n & (tile_n - 1)) == 0;
   TORCH_CHECK_VALUE(pow2, "schedule: Rank2K tile sides must be powers of two, got ", tile_m, "x", tile_n);
@@ -103,7 +157,7 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
   const sched::SymmetricTiles tiles{
       {{static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)}, uplo == "L" ? sched::Uplo::Lower : sched::Uplo::Upper},
       all_tiles};
-  return dump_grouped(nv, nv, sched::identity_order(nv.size()), tiles, grid, "device");
+  return dump_grouped(nv, nv, sched::identity_order(nv.size()), tiles, grid, mode);
 }
 
 // Rows: (cta, tile, k_begin, k_end, starts the tile (k_begin = 0), workspace slot (-1: a whole

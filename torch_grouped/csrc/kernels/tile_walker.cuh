@@ -37,7 +37,7 @@ struct TileWalker {
   const GroupedGemmArgs& p;
   OffsetReader read;
   Tiles tiles;
-  sched::WarpGroupedVisitor<Tiles, Sizes, Cfg::RememberGroup> visitor;
+  sched::WarpGroupedVisitor<Tiles, Sizes, Cfg::RememberGroup, sched::DeviceWarp> visitor;
   int32_t resolved = -1;  // RememberGroup: the group whose problem the caller's `q` holds (-1: none yet)
 
   __device__ static Tiles tiles_of(const GroupedGemmArgs& args) {
