@@ -315,6 +315,20 @@ def test_rank2k_tile_choice_on_the_h100(n, k, tile_n):
     assert sched._rank2k_tile(n, k, 132, "NVIDIA H100 80GB HBM3") == tile_n
 
 
+@pytest.mark.parametrize("name, major, minor, sms, source", [
+    ("NVIDIA H100 80GB HBM3", 9, 0, 132, "NVIDIA H100 80GB HBM3"),  # calibrated itself
+    ("NVIDIA H200", 9, 0, 132, "NVIDIA H100 80GB HBM3"),            # the same die, clocks and SMs
+    ("NVIDIA GH200 480GB", 9, 0, 132, "NVIDIA H100 80GB HBM3"),
+    ("NVIDIA H100 PCIe", 9, 0, 114, "NVIDIA H100 PCIe"),            # fewer SMs: the defaults
+    ("NVIDIA A100-SXM4-80GB", 8, 0, 108, "NVIDIA A100-SXM4-80GB"),
+    ("NVIDIA H100 80GB HBM3", 9, 0, 114, "NVIDIA H100 80GB HBM3"),  # (a partitioned one keeps its name's)
+])
+def test_calibration_source_of_a_gpu(name, major, minor, sms, source):
+    """A GPU without Stream-K calibrations of its own takes those of a calibrated GPU of its kind
+    (compute capability and SM count), else the defaults (its own name, which no entry has)."""
+    assert sched._calibration_source(name, major, minor, sms) == source
+
+
 def test_rank2k_tile_choice_needs_a_calibrated_device():
     with pytest.raises(ValueError, match="no Rank2K calibration"):
         sched._rank2k_tile(1024, 1024, 132, "a GPU nobody calibrated")

@@ -8,6 +8,7 @@
 #include "../common/checks.h"
 #include "../common/permute_plan.h"
 #include "../common/streamk_model_env.h"
+#include "../sched/calibration_source.h"
 #include "../sched/group_order.h"
 #include "../sched/grouped_visitor.h"
 #include "../sched/rank2k_calibration.h"
@@ -305,6 +306,11 @@ int64_t rank2k_cluster(at::IntArrayRef n, const std::string& uplo, int64_t ctas,
   return sched::rank2k_walk_cluster(n.data(), static_cast<int32_t>(n.size()), tiles, ctas, clusters);
 }
 
+// The GPU whose Stream-K calibrations serve a GPU of this name, compute capability and SM count.
+std::string calibration_source(const std::string& name, int64_t major, int64_t minor, int64_t sms) {
+  return sched::calibration_source({name.c_str(), static_cast<int>(major), static_cast<int>(minor), static_cast<int>(sms)});
+}
+
 // syr2k's one-problem tile width (128 or 256) for order n, depth k on `sms` CTAs, with the Rank2K
 // model calibrated for `device_name` (sched::rank2k_wide_tile_pays; `auto` decompositions).
 int64_t rank2k_tile(int64_t n, int64_t k, int64_t sms, const std::string& device_name) {
@@ -334,6 +340,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_permute_widen", &permute_widen);
   m.impl("_schedule_grouped", &schedule_grouped);
   m.impl("_schedule_rank2k", &schedule_rank2k);
+  m.impl("_calibration_source", &calibration_source);
   m.impl("_schedule_streamk", &schedule_streamk);
   m.impl("_choose_streamk_tile", &choose_streamk_tile);
   m.impl("_row_copies_pay", &row_copies_pay);

@@ -23,8 +23,7 @@
 #include "../common/streamk_plan_cache.h"
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
-#include "../sched/rank2k_calibration.h"
-#include "../sched/streamk_calibration.h"
+#include "../sched/calibration_source.h"
 #include "device_info.h"
 #include "list_launch.h"
 #include "operand_maps.h"
@@ -38,16 +37,18 @@ namespace {
 using kernels::kStreamKConsumers;
 using kernels::kStreamKTileM;
 
-// The models of this GPU (streamk_mm's fitted by benchmarks/calibrate_streamk.py, syr2k's
-// hand-kept), else the defaults; streamk_mm's each replaced by its environment variable
-// (common/streamk_model_env.h; read once per device and process: cached_models).
+// The models of this GPU, or of a calibrated GPU of its kind (sched/calibration_source.h;
+// streamk_mm's fitted by benchmarks/calibrate_streamk.py, syr2k's hand-kept), else the defaults;
+// streamk_mm's each replaced by its environment variable (common/streamk_model_env.h; read once
+// per device and process: cached_models).
 StreamKModels models_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  const char* source = sched::calibration_source({prop.name, prop.major, prop.minor, prop.multiProcessorCount});
   StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel, sched::kDefaultRowsModel, sched::StreamKModel{}};
   fitted.wide_unaligned = fitted.wide, fitted.narrow_unaligned = fitted.narrow;
   for (const auto& c : sched::kStreamKCalibrations) {
-    if (std::strcmp(c.device_name, prop.name) != 0) continue;
+    if (std::strcmp(c.device_name, source) != 0) continue;
     fitted.wide = c.wide, fitted.narrow = c.narrow, fitted.rows = c.rows;
     fitted.wide_unaligned = c.wide_unaligned.value_or(c.wide);
     fitted.narrow_unaligned = c.narrow_unaligned.value_or(c.narrow);
@@ -55,7 +56,7 @@ StreamKModels models_for(int device) {
   // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
   fitted.rank2k = fitted.wide;
   fitted.rank2k.c *= 0.5;
-  if (const sched::StreamKModel* rank2k = sched::rank2k_calibrated_model(prop.name)) fitted.rank2k = *rank2k;
+  if (const sched::StreamKModel* rank2k = sched::rank2k_calibrated_model(source)) fitted.rank2k = *rank2k;
   // (a tile's variable replaces both of its models: a refit tried without a rebuild holds everywhere)
   const auto wide = [](const sched::StreamKModel& m) { return streamk_model_from_env(m); };
   const auto narrow = [](const sched::StreamKModel& m) { return streamk_model_from_env(m, kStreamKNarrowModelVariable); };

@@ -1,0 +1,55 @@
+// Which GPU's calibration serves this one. The Stream-K models (streamk_calibration.h,
+// rank2k_calibration.h) are fitted per GPU model, named as torch.cuda.get_device_name() reports it.
+// A GPU without an entry of its own takes the entry of a calibrated GPU of the same kind — the same
+// compute capability and SM count: the same die at the same clocks, where the models' terms (fixed
+// launch and prologue costs, a MAC iteration, the fixup's partial tiles, mostly through L2) carry
+// over; an H200 is an H100 with faster, larger memory. Else the models' generic defaults. (Session
+// 34, H200: with the defaults streamk_mm ran 0.57-0.69x cuBLAS on shapes where the H100's own
+// constants give it 0.74-0.92x.)
+#pragma once
+#include <cstring>
+
+#include "rank2k_calibration.h"
+#include "streamk_calibration.h"
+
+namespace torch_grouped::sched {
+
+struct GpuKind {
+  const char* name;  // as torch.cuda.get_device_name() reports it
+  int major, minor;  // compute capability
+  int sms;
+};
+
+// The GPUs the calibrations were taken on: every name in streamk_calibration.h and
+// rank2k_calibration.h (checked below when this header compiles).
+inline constexpr GpuKind kCalibratedGpus[] = {
+    {"NVIDIA H100 80GB HBM3", 9, 0, 132},
+};
+
+// The name whose entries serve `gpu`: its own when it was calibrated, else that of the first
+// calibrated GPU of its kind, else its own (no entry: the defaults).
+inline const char* calibration_source(const GpuKind& gpu) {
+  for (const GpuKind& c : kCalibratedGpus)
+    if (std::strcmp(c.name, gpu.name) == 0) return c.name;
+  for (const GpuKind& c : kCalibratedGpus)
+    if (c.major == gpu.major && c.minor == gpu.minor && c.sms == gpu.sms) return c.name;
+  return gpu.name;
+}
+
+constexpr bool same_name(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+template <class Table>
+constexpr bool every_entry_calibrated_on_a_listed_gpu(const Table& table) {
+  for (const auto& entry : table) {
+    bool listed = false;
+    for (const GpuKind& gpu : kCalibratedGpus) listed = listed || same_name(entry.device_name, gpu.name);
+    if (!listed) return false;
+  }
+  return true;
+}
+static_assert(every_entry_calibrated_on_a_listed_gpu(kStreamKCalibrations), "a streamk_mm calibration's GPU is missing from kCalibratedGpus");
+static_assert(every_entry_calibrated_on_a_listed_gpu(kRank2KCalibrations), "a syr2k calibration's GPU is missing from kCalibratedGpus");
+
+}  // namespace torch_grouped::sched
