@@ -8,7 +8,7 @@
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default $DEFAULT_SANITIZE below,
 #              made of the SANITIZE_AREAS given: layout rank2k streamk grouped),
 #              RACECHECK (the expression for racecheck, default $SANITIZE or else $DEFAULT_RACECHECK, by the same areas),
-#              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1,
+#              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1, SKIP_SASS=1 (host-only changes: ~65 s),
 #              SWEEP (sections of tools/sweep_tiles.py to run last, e.g. wgrad; SWEEP_TIMEOUT s, default 200),
 #              AB (an A/B of this build against AB_BASE, default .device/base.so.gz: tools/time_cases.py
 #              argument lists separated by ';', each optionally led by NAME=value settings of its
@@ -78,10 +78,12 @@ echo "libstdc++ symbols defined inside the extension (want 0): $(nm -D --defined
 gzip -1 -c torch_grouped/_C.abi3.so > "$OUT/_C.abi3.so.gz" && echo "$sha" > "$OUT/build.sha"
 
 step "SASS: matrix instructions per kernel"
+if [ "${SKIP_SASS:-0}" = 1 ]; then echo "skipped (SKIP_SASS=1)"; else
 cuobjdump --dump-sass torch_grouped/_C.abi3.so > /tmp/sass.txt 2>/dev/null
 # every matmul kernel (HGMMA), then the copy kernels' 16-byte accesses (the first 30)
 awk '/Function :/{f=$3} /HGMMA/{h[f]++} END{for(k in h) print "HGMMA", h[k], k}' /tmp/sass.txt | sort
 awk '/Function :/{f=$3} /LDG.E.128|STG.E.128/{v[f]++} END{for(k in v) print "16-byte LDG/STG", v[k], k}' /tmp/sass.txt | sort | head -30
+fi
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   step "tests (one process per file, so that a crash hides nothing else; full log in pytest.log)"
