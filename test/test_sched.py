@@ -319,13 +319,13 @@ def test_rank2k_tile_choice_on_the_h100(n, k, tile_n):
     ("NVIDIA H100 80GB HBM3", 9, 0, 132, "NVIDIA H100 80GB HBM3"),  # calibrated itself
     ("NVIDIA H200", 9, 0, 132, "NVIDIA H100 80GB HBM3"),            # the same die, clocks and SMs
     ("NVIDIA GH200 480GB", 9, 0, 132, "NVIDIA H100 80GB HBM3"),
-    ("NVIDIA H100 PCIe", 9, 0, 114, "NVIDIA H100 PCIe"),            # fewer SMs: the defaults
-    ("NVIDIA A100-SXM4-80GB", 8, 0, 108, "NVIDIA A100-SXM4-80GB"),
-    ("NVIDIA H100 80GB HBM3", 9, 0, 114, "NVIDIA H100 80GB HBM3"),  # (a partitioned one keeps its name's)
+    ("NVIDIA H100 PCIe", 9, 0, 114, ""),                             # fewer SMs: the defaults
+    ("NVIDIA A100-SXM4-80GB", 8, 0, 108, ""),
+    ("NVIDIA H100 80GB HBM3", 9, 0, 114, "NVIDIA H100 80GB HBM3"),  # its name first, whatever its SMs (a MIG slice)
 ])
 def test_calibration_source_of_a_gpu(name, major, minor, sms, source):
     """A GPU without Stream-K calibrations of its own takes those of a calibrated GPU of its kind
-    (compute capability and SM count), else the defaults (its own name, which no entry has)."""
+    (compute capability and SM count), else none: the defaults ("")."""
     assert sched._calibration_source(name, major, minor, sms) == source
 
 

@@ -48,7 +48,7 @@ StreamKModels models_for(int device) {
   StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel, sched::kDefaultRowsModel, sched::StreamKModel{}};
   fitted.wide_unaligned = fitted.wide, fitted.narrow_unaligned = fitted.narrow;
   for (const auto& c : sched::kStreamKCalibrations) {
-    if (std::strcmp(c.device_name, source) != 0) continue;
+    if (source == nullptr || std::strcmp(c.device_name, source) != 0) continue;
     fitted.wide = c.wide, fitted.narrow = c.narrow, fitted.rows = c.rows;
     fitted.wide_unaligned = c.wide_unaligned.value_or(c.wide);
     fitted.narrow_unaligned = c.narrow_unaligned.value_or(c.narrow);
@@ -56,7 +56,7 @@ StreamKModels models_for(int device) {
   // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
   fitted.rank2k = fitted.wide;
   fitted.rank2k.c *= 0.5;
-  if (const sched::StreamKModel* rank2k = sched::rank2k_calibrated_model(source)) fitted.rank2k = *rank2k;
+  if (const sched::StreamKModel* rank2k = source ? sched::rank2k_calibrated_model(source) : nullptr) fitted.rank2k = *rank2k;
   // (a tile's variable replaces both of its models: a refit tried without a rebuild holds everywhere)
   const auto wide = [](const sched::StreamKModel& m) { return streamk_model_from_env(m); };
   const auto narrow = [](const sched::StreamKModel& m) { return streamk_model_from_env(m, kStreamKNarrowModelVariable); };

@@ -27,13 +27,13 @@ inline constexpr GpuKind kCalibratedGpus[] = {
 };
 
 // The name whose entries serve `gpu`: its own when it was calibrated, else that of the first
-// calibrated GPU of its kind, else its own (no entry: the defaults).
+// calibrated GPU of its kind; nullptr: none (the defaults).
 inline const char* calibration_source(const GpuKind& gpu) {
   for (const GpuKind& c : kCalibratedGpus)
     if (std::strcmp(c.name, gpu.name) == 0) return c.name;
   for (const GpuKind& c : kCalibratedGpus)
     if (c.major == gpu.major && c.minor == gpu.minor && c.sms == gpu.sms) return c.name;
-  return gpu.name;
+  return nullptr;
 }
 
 constexpr bool same_name(const char* a, const char* b) {
