@@ -87,10 +87,10 @@ def main(argv=None):
     limits = ceilings(device)
     name = torch.cuda.get_device_name() if device == "cuda" else "CPU"
     print(f"torch_grouped benchmark on {name} ({device}), torch {torch.__version__}")
-    if device == "cuda":  # whose fitted Stream-K models streamk_mm and syr2k plan with here
+    if device == "cuda":  # whose fitted Stream-K models streamk_mm plans with here
         p = torch.cuda.get_device_properties(device)
         source = torch.ops.grouped._calibration_source(name, p.major, p.minor, p.multi_processor_count)
-        print(f"Stream-K models: {'those calibrated on ' + source if source else 'the defaults (no GPU of this kind calibrated)'}")
+        print(f"streamk_mm's Stream-K models: {'those calibrated on ' + source if source else 'the defaults (no GPU of this kind calibrated)'}")
     results, by_script = [], {}
     for op in args.ops.split(","):
         cases = list(SCRIPTS[op].cases(device))

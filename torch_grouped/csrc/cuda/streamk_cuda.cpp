@@ -24,6 +24,7 @@
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
 #include "../sched/calibration_source.h"
+#include "../sched/rank2k_calibration.h"
 #include "device_info.h"
 #include "list_launch.h"
 #include "operand_maps.h"
@@ -37,8 +38,8 @@ namespace {
 using kernels::kStreamKConsumers;
 using kernels::kStreamKTileM;
 
-// The models of this GPU, or of a calibrated GPU of its kind (sched/calibration_source.h;
-// streamk_mm's fitted by benchmarks/calibrate_streamk.py, syr2k's hand-kept), else the defaults;
+// The models of this GPU (streamk_mm's fitted by benchmarks/calibrate_streamk.py, or those of a
+// calibrated GPU of its kind: sched/calibration_source.h; syr2k's hand-kept), else the defaults;
 // streamk_mm's each replaced by its environment variable (common/streamk_model_env.h; read once
 // per device and process: cached_models).
 StreamKModels models_for(int device) {
@@ -56,7 +57,9 @@ StreamKModels models_for(int device) {
   // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
   fitted.rank2k = fitted.wide;
   fitted.rank2k.c *= 0.5;
-  if (const sched::StreamKModel* rank2k = source ? sched::rank2k_calibrated_model(source) : nullptr) fitted.rank2k = *rank2k;
+  // (syr2k's hand-kept entry serves its own GPU only: on an H200 the H100's picked the plain walk
+  // and split-K where the default's split-K and Stream-K ran n = 1024 9-21% faster; session 34)
+  if (const sched::StreamKModel* rank2k = sched::rank2k_calibrated_model(prop.name)) fitted.rank2k = *rank2k;
   // (a tile's variable replaces both of its models: a refit tried without a rebuild holds everywhere)
   const auto wide = [](const sched::StreamKModel& m) { return streamk_model_from_env(m); };
   const auto narrow = [](const sched::StreamKModel& m) { return streamk_model_from_env(m, kStreamKNarrowModelVariable); };

@@ -1,15 +1,15 @@
-// Which GPU's calibration serves this one. The Stream-K models (streamk_calibration.h,
-// rank2k_calibration.h) are fitted per GPU model, named as torch.cuda.get_device_name() reports it.
-// A GPU without an entry of its own takes the entry of a calibrated GPU of the same kind — the same
-// compute capability and SM count: the same die at the same clocks, where the models' terms (fixed
-// launch and prologue costs, a MAC iteration, the fixup's partial tiles, mostly through L2) carry
-// over; an H200 is an H100 with faster, larger memory. Else the models' generic defaults. (Session
-// 34, H200: with the defaults streamk_mm ran 0.57-0.69x cuBLAS on shapes where the H100's own
-// constants give it 0.74-0.92x.)
+// Which GPU's calibration serves this one. streamk_mm's Stream-K models (streamk_calibration.h)
+// are fitted per GPU model, named as torch.cuda.get_device_name() reports it. A GPU without an
+// entry of its own takes the entry of a calibrated GPU of the same kind — the same compute
+// capability and SM count: the same die at the same clocks, where the model's terms (fixed launch
+// and prologue costs, a MAC iteration, the fixup's partial tiles, mostly through L2) carry over;
+// an H200 is an H100 with faster, larger memory. Else the model's generic defaults. (Session 34,
+// H200: with the defaults streamk_mm ran 0.57-0.69x cuBLAS on shapes where the H100's constants
+// give it 0.73-0.96x.) syr2k's hand-kept models (rank2k_calibration.h) are not carried over: the
+// H100's ran syr2k n = 1024 slower on an H200 than the defaults.
 #pragma once
 #include <cstring>
 
-#include "rank2k_calibration.h"
 #include "streamk_calibration.h"
 
 namespace torch_grouped::sched {
@@ -20,8 +20,8 @@ struct GpuKind {
   int sms;
 };
 
-// The GPUs the calibrations were taken on: every name in streamk_calibration.h and
-// rank2k_calibration.h (checked below when this header compiles).
+// The GPUs the calibrations were taken on: every name in streamk_calibration.h (checked below
+// when this header compiles).
 inline constexpr GpuKind kCalibratedGpus[] = {
     {"NVIDIA H100 80GB HBM3", 9, 0, 132},
 };
@@ -50,6 +50,5 @@ constexpr bool every_entry_calibrated_on_a_listed_gpu(const Table& table) {
   return true;
 }
 static_assert(every_entry_calibrated_on_a_listed_gpu(kStreamKCalibrations), "a streamk_mm calibration's GPU is missing from kCalibratedGpus");
-static_assert(every_entry_calibrated_on_a_listed_gpu(kRank2KCalibrations), "a syr2k calibration's GPU is missing from kCalibratedGpus");
 
 }  // namespace torch_grouped::sched

@@ -5,8 +5,8 @@
 // fit says: with session 12's constants syr2k bf16 n1024 k1024 took split-K, 43 µs, against 32 µs
 // data-parallel (H100). The H100 entry is the 128 x 256 fit syr2k ran with until then (session 11's,
 // c halved for the 128 x 128 tile): its picks were measured (n1024 data-parallel 29 µs, n2048 k8192
-// Stream-K 157 µs against 200 data-parallel; H100, session 12). GPUs not listed take the entry of a
-// listed GPU of their kind (calibration_source.h), else streamk_mm's 128 x 256 model with c halved.
+// Stream-K 157 µs against 200 data-parallel; H100, session 12). GPUs not listed use streamk_mm's
+// 128 x 256 model with c halved.
 #pragma once
 #include <cstring>
 
