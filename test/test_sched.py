@@ -192,7 +192,7 @@ def test_grouped_modes_agree():
         assert torch.equal(dev, host)
 
 
-@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("mode", ["warp", "warp_remember"])
 def test_warp_search_matches_the_sequential_visitor(seed, mode):
     """The device kernels' warp-parallel search (sched/warp_visitor.cuh: a lane per group, a
@@ -202,10 +202,10 @@ def test_warp_search_matches_the_sequential_visitor(seed, mode):
     groups, with panels and clusters. (`warp_remember`: the grouped WGMMA kernels' variant that
     skips the search for another tile of the last group.)"""
     rng = random.Random(700 + seed)
-    groups = rng.choice([1, 31, 32, 33, 70])
+    groups = [1, 31, 32, 33, 70, 70][seed]
     m = [rng.choice([0, 0, 1, 128, 129, rng.randint(1, 600)]) for _ in range(groups)]
     n = [rng.choice([0, 64, rng.randint(1, 400)]) for _ in range(groups)]
-    if seed % 2 and groups > 40:  # a run of empty groups longer than a window
+    if seed == 5:  # a run of empty groups longer than a window
         m[3:40] = [0] * 37
     k = [rng.randint(1, 512) for _ in range(groups)]
     cluster = rng.choice([1, 2])
