@@ -50,6 +50,8 @@ def cases(device):
         if on_gpu(device):  # what the scheduler mode and the sorting by K do, same kernel
             peers["ours, device schedule"] = on_kernel(lambda a=a, b=b: tg.gemm(a, b, schedule="device"))
             peers["ours, unsorted"] = on_kernel(lambda a=a, b=b: tg.gemm(a, b, sort_by_k=False))
+            peers["ours, device schedule, unsorted"] = on_kernel(
+                lambda a=a, b=b: tg.gemm(a, b, schedule="device", sort_by_k=False))
         if on_gpu(device) and dtype == torch.float64:  # the DMMA kernel whatever the rule chooses
             peers["ours, DMMA kernel forced"] = on_kernel(lambda a=a, b=b: tg.gemm(a, b))
         if on_gpu(device) and dtype == torch.float32:  # one TF32 pass, and cuBLAS's own TF32

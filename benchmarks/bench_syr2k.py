@@ -38,15 +38,17 @@ def _peers(a, b, dtype, device, composite_name):
         # fp32 runs 3xTF32 by default (fp32-accurate: three TF32 products per product); where torch
         # allows TF32 matmuls, one TF32 pass (TF32's accuracy, as cuBLAS then gives too)
         peers["ours, one TF32 pass (allow_tf32)"] = with_tf32(lambda: tg.syr2k(a, b))
+    gemm = {"TORCH_GROUPED_SYR2K_SCHEDULER": "gemm"}
     if on_gpu(device) and dtype == torch.float64:
-        # the DMMA Rank2K kernel whatever the rule chooses (single problems: cuBLAS dsyr2k)
+        # the DMMA Rank2K kernel whatever the rule chooses (single problems: cuBLAS dsyr2k), and
+        # the same DMMA kernel over every tile with the GEMM walk
         peers["ours, DMMA kernel forced"] = on_our_kernel(dtype, lambda: tg.syr2k(a, b))
+        peers["DMMA kernel, GEMM scheduler"] = on_our_kernel(dtype, with_env(gemm, lambda: tg.syr2k(a, b)))
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16, torch.float32):
         # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no
         # mirror). That walk runs 128 x 128 tiles unless 128 x 256 is forced, while one problem's
         # triangle may run either (its model picks): so one problem is measured in both tiles
         # (fp32 has 128 x 128 tiles only).
-        gemm = {"TORCH_GROUPED_SYR2K_SCHEDULER": "gemm"}
         tiles = ("128x128",) if dtype == torch.float32 else ("128x128", "128x256")
         if len(a) > 1:
             peers["same kernel, GEMM scheduler"] = with_env(gemm, lambda: tg.syr2k(a, b))
@@ -71,7 +73,7 @@ def cases(device):
     count, top = (48, 1024) if on_gpu(device) else (8, 128)
     sizes = [(rng.randint(top // 8, top), rng.randint(top // 8, top)) for _ in range(count)]
     sizes = [(n, k // 8 * 8 or 8) for n, k in sizes]  # K a multiple of 8: the kernel's TMA rule
-    for dtype in (torch.float32, torch.bfloat16, torch.float64) if on_gpu(device) else (torch.float32,):
+    for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.float64) if on_gpu(device) else (torch.float32,):
         a = [torch.randn(n, k, device=device, dtype=dtype) for n, k in sizes]
         b = [torch.randn(n, k, device=device, dtype=dtype) for n, k in sizes]
         # (fp64: ours on the DMMA Rank2K kernel by its rule, against the loop of cuBLAS dsyr2k)
@@ -94,9 +96,11 @@ def _order(case_name):
 
 def _triangle_gains(r):
     """Per tile (or the grouped call's one kernel): the GEMM scheduler's time over the triangle's."""
-    if "same kernel, GEMM scheduler" in r["ratios"]:
-        return {"": r["ratios"]["same kernel, GEMM scheduler"]}
     ms = r["peers_ms"]
+    if "same kernel, GEMM scheduler" in ms:
+        return {"": r["ratios"]["same kernel, GEMM scheduler"]}
+    if "DMMA kernel, GEMM scheduler" in ms:  # fp64: the forced DMMA triangle against its GEMM walk
+        return {"DMMA": ms["DMMA kernel, GEMM scheduler"] / ms["ours, DMMA kernel forced"]}
     return {tile: ms[f"GEMM scheduler, {tile} tiles"] / ms[f"triangle, {tile} tiles"]
             for tile in ("128x128", "128x256") if f"triangle, {tile} tiles" in ms}
 

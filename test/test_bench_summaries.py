@@ -91,14 +91,18 @@ def test_syr2k_summary_judges_each_target_on_its_cases(tmp_path):
         result("syr2k", "grouped_48_mixed", "float32", 4.0, {"loop of cuBLAS syr2k": 7.5, "same kernel, GEMM scheduler": 1.4},
                headline="loop of two mm"),
         result("syr2k", "grouped_48_mixed", "bfloat16", 13.0, {"same kernel, GEMM scheduler": 1.3}, headline="loop of two mm"),
+        # fp64: the forced DMMA kernel's triangle against its own GEMM walk (ours may be cuBLAS's)
+        result("syr2k", "grouped_48_mixed", "float64", 1.5, {"loop of cuBLAS syr2k": 5.5, "ours, DMMA kernel forced": 0.5,
+                                                             "DMMA kernel, GEMM scheduler": 0.9}, headline="loop of two mm"),
     ]
     summary = bench_syr2k.summarize(results, str(tmp_path))
     assert summary["large_vs_cublas_syr2k"] == {"n4096_k4096 float32": 1.2, "n2048_k8192 float64": 0.98}
     assert summary["large_bf16_vs_two_mm"] == {"n4096_k4096 bfloat16": 1.85}
-    assert summary["grouped_vs_loop"] == {"grouped_48_mixed float32": 7.5, "grouped_48_mixed bfloat16": 13.0}
+    assert summary["grouped_vs_loop"] == {"grouped_48_mixed float32": 7.5, "grouped_48_mixed bfloat16": 13.0,
+                                          "grouped_48_mixed float64": 5.5}
     assert summary["triangle_vs_gemm_scheduler"] == pytest.approx({
         "n4096_k4096 float32 128x128": 2.0, "n4096_k4096 bfloat16 128x128": 1.9, "n1024_k1024 bfloat16 128x128": 0.95,
-        "grouped_48_mixed float32": 1.4, "grouped_48_mixed bfloat16": 1.3})
+        "grouped_48_mixed float32": 1.4, "grouped_48_mixed bfloat16": 1.3, "grouped_48_mixed float64 DMMA": 1.8})
     assert saved(tmp_path, "syr2k_summary.json")["targets_met"] == {
         "min_large_fp32_fp64_vs_cublas_syr2k": False, "min_large_bf16_vs_two_mm": True,
         "min_grouped_vs_loop_of_cublas": True, "min_triangle_vs_gemm_scheduler": False}
