@@ -306,12 +306,12 @@ int64_t rank2k_cluster(at::IntArrayRef n, const std::string& uplo, int64_t ctas,
   return sched::rank2k_walk_cluster(n.data(), static_cast<int32_t>(n.size()), tiles, ctas, clusters);
 }
 
-// The GPU whose Stream-K calibrations serve a GPU of this name, compute capability and SM count
+// The GPU whose Stream-K calibration serves a GPU of this name, compute capability and SM count
 // ("": none, the defaults).
 std::string calibration_source(const std::string& name, int64_t major, int64_t minor, int64_t sms) {
-  const char* source =
-      sched::calibration_source({name.c_str(), static_cast<int>(major), static_cast<int>(minor), static_cast<int>(sms)});
-  return source != nullptr ? source : "";
+  const sched::StreamKCalibration* entry = sched::streamk_calibration_for(
+      {name.c_str(), static_cast<int>(major), static_cast<int>(minor), static_cast<int>(sms)});
+  return entry != nullptr ? entry->device_name : "";
 }
 
 // syr2k's one-problem tile width (128 or 256) for order n, depth k on `sms` CTAs, with the Rank2K

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -45,14 +44,12 @@ using kernels::kStreamKTileM;
 StreamKModels models_for(int device) {
   cudaDeviceProp prop;
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  const char* source = sched::calibration_source({prop.name, prop.major, prop.minor, prop.multiProcessorCount});
   StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel, sched::kDefaultRowsModel, sched::StreamKModel{}};
   fitted.wide_unaligned = fitted.wide, fitted.narrow_unaligned = fitted.narrow;
-  for (const auto& c : sched::kStreamKCalibrations) {
-    if (source == nullptr || std::strcmp(c.device_name, source) != 0) continue;
-    fitted.wide = c.wide, fitted.narrow = c.narrow, fitted.rows = c.rows;
-    fitted.wide_unaligned = c.wide_unaligned.value_or(c.wide);
-    fitted.narrow_unaligned = c.narrow_unaligned.value_or(c.narrow);
+  if (const auto* c = sched::streamk_calibration_for({prop.name, prop.major, prop.minor, prop.multiProcessorCount})) {
+    fitted.wide = c->wide, fitted.narrow = c->narrow, fitted.rows = c->rows;
+    fitted.wide_unaligned = c->wide_unaligned.value_or(c->wide);
+    fitted.narrow_unaligned = c->narrow_unaligned.value_or(c->narrow);
   }
   // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
   fitted.rank2k = fitted.wide;

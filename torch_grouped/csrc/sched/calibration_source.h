@@ -8,8 +8,6 @@
 // give it 0.73-0.96x.) syr2k's hand-kept models (rank2k_calibration.h) are not carried over: the
 // H100's ran syr2k n = 1024 slower on an H200 than the defaults.
 #pragma once
-#include <cstring>
-
 #include "streamk_calibration.h"
 
 namespace torch_grouped::sched {
@@ -26,20 +24,25 @@ inline constexpr GpuKind kCalibratedGpus[] = {
     {"NVIDIA H100 80GB HBM3", 9, 0, 132},
 };
 
-// The name whose entries serve `gpu`: its own when it was calibrated, else that of the first
-// calibrated GPU of its kind; nullptr: none (the defaults).
-inline const char* calibration_source(const GpuKind& gpu) {
-  for (const GpuKind& c : kCalibratedGpus)
-    if (std::strcmp(c.name, gpu.name) == 0) return c.name;
-  for (const GpuKind& c : kCalibratedGpus)
-    if (c.major == gpu.major && c.minor == gpu.minor && c.sms == gpu.sms) return c.name;
-  return nullptr;
-}
-
 constexpr bool same_name(const char* a, const char* b) {
   while (*a != '\0' && *a == *b) ++a, ++b;
   return *a == *b;
 }
+
+// The streamk_mm calibration that serves `gpu`: its own when it was calibrated, else that of the
+// first calibrated GPU of its kind; nullptr: none (the defaults).
+inline const StreamKCalibration* streamk_calibration_for(const GpuKind& gpu) {
+  const char* source = nullptr;
+  for (const GpuKind& c : kCalibratedGpus)
+    if (same_name(c.name, gpu.name)) source = c.name;
+  for (const GpuKind& c : kCalibratedGpus)
+    if (source == nullptr && c.major == gpu.major && c.minor == gpu.minor && c.sms == gpu.sms) source = c.name;
+  if (source != nullptr)
+    for (const StreamKCalibration& entry : kStreamKCalibrations)
+      if (same_name(entry.device_name, source)) return &entry;
+  return nullptr;
+}
+
 template <class Table>
 constexpr bool every_entry_calibrated_on_a_listed_gpu(const Table& table) {
   for (const auto& entry : table) {
