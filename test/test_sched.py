@@ -103,6 +103,43 @@ def test_k_grouped_tile_choice_checks_its_arguments():
         sched._choose_k_grouped_tile(0, 256, 4, 500, 132)
 
 
+@pytest.mark.parametrize("name, groups, n, k, tokens, tile", [
+    ("mixtral", 8, 14336, 4096, 16382, [128, 256, 1]), ("dsv3 up", 32, 4096, 7168, 8192, [128, 256, 1]),
+    ("dsv3 down", 32, 7168, 2048, 8192, [128, 256, 1]), ("32 x 256 rows", 32, 4096, 2048, 8192, [128, 256, 1]),
+    ("64 small", 64, 1024, 1024, 8192, [64, 128, 1]), ("128 tiny", 128, 512, 512, 8192, [64, 128, 1]),
+    ("decode", 8, 14336, 4096, 64, [64, 128, 1]),
+])
+def test_grouped_mm_tile_choice_on_the_benchmark(name, groups, n, k, tokens, tile):
+    """grouped_mm's forward model (sched::choose_grouped_mm_tile: waves of the persistent grid times
+    one tile's time) on the benchmark's MoE layers, 132 SMs. The big layers take 128 x 256. The
+    64 small experts count 64 + 33 partial 128-row tile rows x 4 column tiles: 3 waves of 128 x 256
+    (3 x 32768 x 1152 MAC-weights) against 161 x 8 64-row tiles on 264 CTAs, 5 waves of half the
+    rate (5 x 19275 x 1152): 64 x 128 wins by 2%. Decode (64 rows, 8 experts) is 6 tile rows in
+    either height: 3 waves of 128 x 256, or 3 of the 64 x 128 tiles at ~0.59 the cost each."""
+    assert sched._choose_grouped_mm_tile("2d_3d", tokens, n, groups, k, 132) == tile
+
+
+def test_grouped_mm_tile_choice_counts_each_forms_edges():
+    """The same 4096 x 4096 x 2048 output: one group of rows runs 128 x 256 (33 x 16 tiles, 4
+    waves); cut into 64 groups, the 33 partial tile rows on average make it 65 x 16 = 1040 tiles (8
+    waves) against 97 x 32 64-row tiles (12 waves at ~0.59 the cost). Cut into 64 groups of
+    columns the partial tile columns cost a wide tile more: 32 x 65 128 x 128 tiles (16 waves at
+    0.54) against 32 x 49 of 128 x 256 (12). Batched, 64 whole problems have no edges."""
+    choose = sched._choose_grouped_mm_tile
+    assert choose("2d_3d", 4096, 4096, 1, 2048, 132) == [128, 256, 1]
+    assert choose("2d_3d", 4096, 4096, 64, 2048, 132) == [64, 128, 1]
+    assert choose("3d_2d", 4096, 4096, 64, 2048, 132) == [128, 128, 1]
+    assert choose("3d_3d", 4096, 4096, 64, 2048, 132) == [128, 256, 1]
+    assert choose("3d_3d", 64, 512, 8, 512, 132) == [128, 128, 1]  # one wave either way: the cheaper tile
+
+
+def test_grouped_mm_tile_choice_checks_its_arguments():
+    with pytest.raises(ValueError, match="form must be '2d_3d', '3d_2d' or '3d_3d', got '2d_2d'"):
+        sched._choose_grouped_mm_tile("2d_2d", 256, 256, 4, 64, 132)
+    with pytest.raises(ValueError, match="m, n, groups, k and sms must be positive"):
+        sched._choose_grouped_mm_tile("3d_3d", 256, 256, 4, 64, 0)
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("mode", ["device", "host"])
 def test_grouped_visits_every_tile_once(seed, mode):

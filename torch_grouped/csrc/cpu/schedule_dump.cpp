@@ -266,6 +266,22 @@ std::vector<int64_t> choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups,
   return {t.m, t.n, t.cluster_m};
 }
 
+// The tile {m, n, cluster_m} grouped_mm's forward model picks for `groups` problems of K = k in
+// `form` ("2d_3d": rows grouped, m x n the whole output; "3d_2d": columns grouped, likewise;
+// "3d_3d": each problem m x n) on `sms` SMs.
+std::vector<int64_t> choose_grouped_mm_tile(const std::string& form, int64_t m, int64_t n, int64_t groups, int64_t k,
+                                            int64_t sms) {
+  TORCH_CHECK_VALUE(form == "2d_3d" || form == "3d_2d" || form == "3d_3d",
+                    "choose_grouped_mm_tile: form must be '2d_3d', '3d_2d' or '3d_3d', got '", form, "'");
+  TORCH_CHECK_VALUE(m > 0 && n > 0 && groups > 0 && k > 0 && sms > 0,
+                    "choose_grouped_mm_tile: m, n, groups, k and sms must be positive");
+  const sched::GroupedForm f = form == "2d_3d"   ? sched::GroupedForm::RaggedM
+                               : form == "3d_2d" ? sched::GroupedForm::RaggedN
+                                                 : sched::GroupedForm::Batched;
+  const sched::TileOption& t = sched::choose_grouped_mm_tile(f, m, n, groups, k, sms);
+  return {t.m, t.n, t.cluster_m};
+}
+
 // Whether streamk_mm reads m x n's operands by row copies (sched::row_copies_pay), given the pieces
 // of each operand read so (4, 8 or 16 bytes; 0: TMA reads it), the grid, and whether the other
 // operand goes through a pitched copy anyway.
@@ -339,6 +355,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_round_robin_makespan", &round_robin_makespan);
   m.impl("_choose_gemm_tile", &choose_gemm_tile);
   m.impl("_choose_k_grouped_tile", &choose_k_grouped_tile);
+  m.impl("_choose_grouped_mm_tile", &choose_grouped_mm_tile);
   m.impl("_permute_plan", &permute_plan);
   m.impl("_permute_widen", &permute_widen);
   m.impl("_schedule_grouped", &schedule_grouped);

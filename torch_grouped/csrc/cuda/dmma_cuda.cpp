@@ -204,7 +204,7 @@ bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::op
   g.tiles = sched::GemmTiles{kTile, panel};
   const int device = a.get_device();
   // the grid: every resident CTA, or as many as the walk has tiles at most if fewer
-  const int64_t bound = kernels::form_tiles(g.form, g.m, g.n, s.groups, kTile, s.groups + 1);
+  const int64_t bound = sched::form_tiles(g.form, g.m, g.n, s.groups, kTile, s.groups + 1);
   const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device), bound));
   kernels::launch_dmma_grouped(p, static_cast<int>(walkers), c10::cuda::getCurrentCUDAStream(device).stream());
   return true;

@@ -149,7 +149,7 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   p.out_kind = out_kind(out.scalar_type());
   // Each group is a whole matmul over its own slabs of A and B, as in the list API.
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kKGroupedPanel)};
-  const int64_t scheduled_tiles = kernels::form_tiles(GroupedForm::RaggedK, m, n, groups, tile.scheduled(), 0);
+  const int64_t scheduled_tiles = sched::form_tiles(GroupedForm::RaggedK, m, n, groups, tile.scheduled(), 0);
   const int64_t walkers = std::min<int64_t>(kernel.resident(device) / kernel.cluster_m, scheduled_tiles);
   kernel.launch(p, static_cast<int>(walkers * kernel.cluster_m), stream);
   return out;
@@ -202,11 +202,6 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.c = out.data_ptr();
   p.ldc = out.size(-1);
   p.out_kind = out_kind(s.out_dtype);
-  // Tiles of all groups (kernels::form_tiles; `bound`: at most, else on average), of the scheduled
-  // tiles (a cluster's pair tile counts once).
-  auto tiles = [&](const TileOption& option, bool bound) {
-    return kernels::form_tiles(p.form, p.m, p.n, s.groups, option.scheduled(), bound ? s.groups + 1 : s.groups / 2 + 1);
-  };
   switch (s.form) {
     case GroupedMmForm::A2dB3d:
       p.form = GroupedForm::RaggedM, p.m = a.size(0), p.n = b.size(2), p.offs = offs_dense.data_ptr<int32_t>();
@@ -220,7 +215,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   }
   const int sms = multiprocessor_count(a.get_device());
   const TileOption& tile = tf32 ? sched::kTileOptions[1] : chosen_tile([&]() -> const TileOption& {  // (TF32: 128 x 128)
-    return sched::choose_uniform_tile(k, sms, [&](const TileOption& t) { return tiles(t, false); });
+    return sched::choose_grouped_mm_tile(p.form, p.m, p.n, s.groups, k, sms);
   });
   // Columns grouped by offsets (3-D x 2-D) start anywhere, and TMA faults (illegal instruction)
   // on a swizzled box whose innermost start coordinate is not 16-byte aligned: there B is read
@@ -245,8 +240,10 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       p.form != GroupedForm::RaggedN && !tf32 ? output_map(out, /*by_default=*/false) : std::nullopt;
   const kernels::GroupedGemmKernel kernel = kernel_for(a.scalar_type(), tile, k_major, c_map.has_value());
   if (kernel.tma_store) p.c_map = *c_map;
-  // The persistent grid: every resident CTA, or one per tile (a cluster per pair tile) if fewer.
-  const int64_t walkers = std::min<int64_t>(kernel.resident(a.get_device()) / kernel.cluster_m, tiles(tile, true));
+  // The persistent grid: every resident CTA, or one per tile (a cluster per pair tile) if fewer
+  // (the walk's tiles at most: a partial tile row or column for every group and the tail).
+  const int64_t tiles = sched::form_tiles(p.form, p.m, p.n, s.groups, tile.scheduled(), s.groups + 1);
+  const int64_t walkers = std::min<int64_t>(kernel.resident(a.get_device()) / kernel.cluster_m, tiles);
   p.a_map = a_map(*operand(ia), kernel.tile_m, a.scalar_type());
   p.b_map = b_map(*operand(ib), k_major, kernel.b_box_n(), a.scalar_type());
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kOffsetsPanel)};

@@ -6,24 +6,14 @@
 #include <cstdint>
 
 #include "../sched/common.h"
+#include "../sched/grouped_form.h"
 #include "../sched/grouped_visitor.h"
 #include "../sched/rank2k_visitor.h"
 #include "../sched/streamk_plan.h"
 
 namespace torch_grouped::kernels {
 
-// Where the groups come from.
-//  RaggedM: a [M, K] with rows grouped by `offs`, b [G, K, N], out [M, N]   (grouped_mm 2D x 3D)
-//  RaggedN: a [G, M, K], b [K, N] with columns grouped by `offs`, out [M, N] (grouped_mm 3D x 2D)
-//  Batched: a [G, M, K], b [G, K, N], out [G, M, N]                          (grouped_mm 3D x 3D)
-//  List:    one (a, b, out) per group, sizes and tensor maps in `list`/`a_maps`/`b_maps` (gemm)
-//  RaggedK: a [M, K] and b [K, N] with K grouped by `offs`, out [G, M, N]  (grouped_mm 2D x 2D, the
-//           MoE weight gradient dW = Xᵀ dY). Only the kernels that read A M-major run it: both
-//           operands have K as their outer dimension there, so a group's first K (anywhere: the
-//           offsets live on the device) is an outer TMA coordinate. (A swizzled box whose innermost
-//           start is not 16-byte aligned faults: session 2.) Per-group maps in `a_maps`/`b_maps`
-//           (csrc/cuda/k_grouped_maps.cu) cut K at the group's end, so TMA zero-fills past it.
-enum class GroupedForm : int32_t { RaggedM = 0, RaggedN = 1, Batched = 2, List = 3, RaggedK = 4 };
+using sched::GroupedForm;
 enum class OutKind : int32_t { BFloat16 = 0, Half = 1, Float = 2, Double = 3 };  // (Double: the fp64 DMMA kernel)
 
 // One problem of the list API, as the host writes it into the device table. The tensor maps of
@@ -143,20 +133,6 @@ TG_HOST_DEVICE int64_t out_element_size(OutKind k) { return k == OutKind::Double
 TG_HOST_DEVICE int32_t visited_groups(const GroupedGemmArgs& p) {
   const bool ragged = p.form == GroupedForm::RaggedM || p.form == GroupedForm::RaggedN;
   return p.groups + (ragged ? 1 : 0);
-}
-
-// The tiles of a non-list call's walk with tile t (m, n: the args' m and n of `form`): groups x
-// the grid of one problem (Batched, RaggedK), or the whole output's grid plus `partial` tile rows
-// (RaggedM) or columns (RaggedN) for the groups' ragged edges — at most groups + 1 (one per group,
-// one for the virtual tail group), on average about groups / 2 + 1.
-TG_HOST_DEVICE int64_t form_tiles(GroupedForm form, int64_t m, int64_t n, int64_t groups, sched::TileShape t,
-                                  int64_t partial) {
-  const int64_t rows = sched::ceil_div(m, int64_t{t.m}), cols = sched::ceil_div(n, int64_t{t.n});
-  switch (form) {
-    case GroupedForm::RaggedM: return (rows + partial) * cols;
-    case GroupedForm::RaggedN: return rows * (cols + partial);
-    default: return rows * cols * groups;
-  }
 }
 
 // Where ragged group `g` of `groups` lies in [0, total): offsets clamped into [previous end, total]

@@ -3,10 +3,11 @@
 // the time of one tile is its MACs over the shape's relative WGMMA efficiency, at the rate its CTA
 // gets of an SM, plus a fixed part; the call's time is its busiest CTA's (round-robin deal,
 // grouped_visitor.h). Tested on CPU through the private ops grouped::_choose_gemm_tile and
-// grouped::_choose_k_grouped_tile.
+// grouped::_choose_k_grouped_tile and grouped::_choose_grouped_mm_tile.
 #pragma once
 #include <vector>
 
+#include "grouped_form.h"
 #include "grouped_visitor.h"
 
 namespace torch_grouped::sched {
@@ -139,6 +140,17 @@ const TileOption& choose_uniform_tile(int64_t k, int64_t sms, TileCountFn tiles,
   return least_time_tile([&](const TileOption& t) {
     return double(ceil_div(tiles(t), sms * t.ctas_per_sm)) * tile_time(t, k);
   }, options);
+}
+
+// grouped_mm's ragged-row, ragged-column and batched forms: `groups` problems whose sizes (in
+// the ragged forms) only the device knows, of K = k, output m x n (form_tiles' m and n), on `sms`
+// SMs. The ragged edges are counted as on average (groups / 2 + 1 partial tile rows or columns).
+// The clustered kernel is not an option here (kClusterTile says why).
+inline const TileOption& choose_grouped_mm_tile(GroupedForm form, int64_t m, int64_t n, int64_t groups, int64_t k,
+                                                int64_t sms) {
+  return choose_uniform_tile(k, sms, [&](const TileOption& t) {
+    return form_tiles(form, m, n, groups, t.scheduled(), groups / 2 + 1);
+  });
 }
 
 // The K-grouped form (grouped_mm 2-D x 2-D, the MoE weight gradient): `groups` problems of m x n
