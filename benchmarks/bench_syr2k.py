@@ -40,10 +40,14 @@ def _peers(a, b, dtype, device, composite_name):
         peers["ours, one TF32 pass (allow_tf32)"] = with_tf32(lambda: tg.syr2k(a, b))
     gemm = {"TORCH_GROUPED_SYR2K_SCHEDULER": "gemm"}
     if on_gpu(device) and dtype == torch.float64:
-        # the DMMA Rank2K kernel whatever the rule chooses (single problems: cuBLAS dsyr2k), and
-        # the same DMMA kernel over every tile with the GEMM walk
+        # the DMMA Rank2K kernel whatever the rule chooses (single problems: cuBLAS dsyr2k), and,
+        # where the rule runs that kernel (groups), the same kernel over every tile with the GEMM
+        # walk. (On single problems, 2.2-2.8x the forced triangle's time at n >= 2048: 7.4 ms a
+        # call at n4096, and ours, cuBLAS's dsyr2k there, measured 0.82x the same dsyr2k called
+        # through ctypes beside it; H100, session 35.)
         peers["ours, DMMA kernel forced"] = on_our_kernel(dtype, lambda: tg.syr2k(a, b))
-        peers["DMMA kernel, GEMM scheduler"] = on_our_kernel(dtype, with_env(gemm, lambda: tg.syr2k(a, b)))
+        if len(a) > 1:
+            peers["DMMA kernel, GEMM scheduler"] = on_our_kernel(dtype, with_env(gemm, lambda: tg.syr2k(a, b)))
     if on_gpu(device) and dtype in (torch.bfloat16, torch.float16, torch.float32):
         # The same kernel walking every tile with the grouped GEMM scheduler (no triangle, no
         # mirror). That walk runs 128 x 128 tiles unless 128 x 256 is forced, while one problem's
