@@ -349,7 +349,26 @@ def test_rank2k_tile_choice_on_the_h100(n, k, tile_n):
     """syr2k's one-problem tile (sched::rank2k_wide_tile_pays) with the H100's Rank2K model on 132
     SMs: the 128 x 256 tile's data-parallel walk where session 15 measured it faster (n = 8192,
     k = 1024: 252 against 274 µs), 128 x 128 on the others (benchmarks/NOTES.md)."""
-    assert sched._rank2k_tile(n, k, 132, "NVIDIA H100 80GB HBM3") == tile_n
+    assert sched._rank2k_plan(n, k, 64, 132, "NVIDIA H100 80GB HBM3")[0] == tile_n
+
+
+DATA_PARALLEL, SPLIT_K, STREAM_K = 0, 1, 2  # sched::Decomposition
+
+
+@pytest.mark.parametrize("what, n, k, tile_k, plan", [
+    # fp32 in 3xTF32 (K three times over, 32-deep steps): 36 tiles of 192 K blocks on 132 SMs in
+    # 3 slices, the count that fills the grid, which the powers of two miss (2 slices: 69.6 µs
+    # against 57.3; H100, session 35)
+    ("fp32 n1024", 1024, 3 * 1024, 32, [128, SPLIT_K, 3, 132]),
+    # bf16 n1024: 32 K blocks a tile, too short to pay a fixup (21.9-22.6 µs, split_k 21.8)
+    ("bf16 n1024", 1024, 1024, 64, [128, DATA_PARALLEL, 1, 132]),
+    # 136 tiles on 132 SMs: Stream-K's balance (137.5 µs against 168 data-parallel)
+    ("bf16 n2048 k8192", 2048, 8192, 64, [128, STREAM_K, 1, 132]),
+])
+def test_rank2k_plan_on_the_h100(what, n, k, tile_k, plan):
+    """syr2k's one-problem `auto` plan with the H100's Rank2K model on 132 SMs, as measured
+    against every forced decomposition in session 35 (benchmarks/NOTES.md)."""
+    assert sched._rank2k_plan(n, k, tile_k, 132, "NVIDIA H100 80GB HBM3") == plan
 
 
 @pytest.mark.parametrize("name, major, minor, sms, source", [
@@ -366,9 +385,11 @@ def test_calibration_source_of_a_gpu(name, major, minor, sms, source):
     assert sched._calibration_source(name, major, minor, sms) == source
 
 
-def test_rank2k_tile_choice_needs_a_calibrated_device():
+def test_rank2k_plan_needs_a_calibrated_device_and_a_kernel_step():
     with pytest.raises(ValueError, match="no Rank2K calibration"):
-        sched._rank2k_tile(1024, 1024, 132, "a GPU nobody calibrated")
+        sched._rank2k_plan(1024, 1024, 64, 132, "a GPU nobody calibrated")
+    with pytest.raises(ValueError, match="tile_k is 64 or 32"):
+        sched._rank2k_plan(1024, 1024, 16, 132, "NVIDIA H100 80GB HBM3")
 
 
 def test_symmetric_all_tiles_is_the_gemm_walk_of_the_square():

@@ -330,27 +330,34 @@ std::string calibration_source(const std::string& name, int64_t major, int64_t m
   return entry != nullptr ? entry->device_name : "";
 }
 
-// syr2k's one-problem tile width (128 or 256) for order n, depth k on `sms` CTAs, with the Rank2K
-// model calibrated for `device_name` (sched::rank2k_wide_tile_pays; `auto` decompositions).
-int64_t rank2k_tile(int64_t n, int64_t k, int64_t sms, const std::string& device_name) {
-  TORCH_CHECK_VALUE(n > 0 && k > 0 && sms > 0, "rank2k_tile: n, k and sms must be positive");
+// syr2k's one-problem choice for order n and kernel depth k (3xTF32: three parts) in K steps of
+// tile_k (64; 32: TF32, whose kernel runs 128 x 128 tiles only) on `sms` CTAs, with the Rank2K model
+// calibrated for `device_name`, as the CUDA path makes it for `auto` (its plan cache aside): {tile
+// width (128 or 256: sched::rank2k_wide_tile_pays), decomposition, splits, grid} of the plan.
+std::vector<int64_t> rank2k_plan(int64_t n, int64_t k, int64_t tile_k, int64_t sms, const std::string& device_name) {
+  TORCH_CHECK_VALUE(n > 0 && k > 0 && sms > 0, "rank2k_plan: n, k and sms must be positive");
+  TORCH_CHECK_VALUE(tile_k == 64 || tile_k == 32, "rank2k_plan: tile_k is 64 or 32 (TF32), got ", tile_k);
   const sched::StreamKModel* square = sched::rank2k_calibrated_model(device_name.c_str());
-  TORCH_CHECK_VALUE(square != nullptr, "rank2k_tile: no Rank2K calibration for '", device_name, "'");
-  auto auto_plan = [&](int32_t tile_n) {  // (the CUDA path resolves the same request through its plan cache)
+  TORCH_CHECK_VALUE(square != nullptr, "rank2k_plan: no Rank2K calibration for '", device_name, "'");
+  auto auto_plan = [&](int32_t tile_n) {
     const sched::SymmetricTiles tiles{sched::Rank2KTiles{{128, tile_n}, sched::Uplo::Lower}, false};
     const sched::Rank2KPlanRequest r =
-        sched::rank2k_plan_request(*square, tiles, n, k, 64, sched::Decomposition::DataParallel, /*is_auto=*/true);
+        sched::rank2k_plan_request(*square, tiles, n, k, tile_k, sched::Decomposition::DataParallel, /*is_auto=*/true);
     const sched::Rank2KPlanShape& s = r.shape;
-    return sched::resolve_streamk_plan(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, 64, sms,
-                                       /*may_separate=*/false);
+    return sched::resolve_streamk_plan(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, tile_k,
+                                       sms, /*may_separate=*/false, r.fill_split);
   };
-  return sched::rank2k_wide_tile_pays(*square, auto_plan(128), auto_plan(256)) ? 256 : 128;
+  const sched::StreamKPlan narrow = auto_plan(128);
+  const sched::StreamKPlan wide = tile_k == 64 ? auto_plan(256) : narrow;
+  const bool take_wide = tile_k == 64 && sched::rank2k_wide_tile_pays(*square, narrow, wide);
+  const sched::StreamKPlan& plan = take_wide ? wide : narrow;
+  return {take_wide ? 256 : 128, static_cast<int64_t>(plan.decomposition), plan.splits, plan.grid};
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
-  m.impl("_rank2k_tile", &rank2k_tile);
+  m.impl("_rank2k_plan", &rank2k_plan);
   m.impl("_rank2k_cluster", &rank2k_cluster);
   m.impl("_round_robin_makespan", &round_robin_makespan);
   m.impl("_choose_gemm_tile", &choose_gemm_tile);

@@ -1,7 +1,7 @@
 // syr2k's tile for one problem: 128 x 128 (square: the least waste on the diagonal, the
 // clustered walk) or 128 x 256 (256 x 256 macro tiles of the triangle walk, two tiles each: fewer
 // operand bytes per MAC), weighed by the Rank2K Stream-K model (rank2k_calibration.h). Host only;
-// shared by syr2k's CUDA path and a private op for the CPU tests (grouped::_rank2k_tile).
+// shared by syr2k's CUDA path and a private op for the CPU tests (grouped::_rank2k_plan).
 #pragma once
 #include "rank2k_visitor.h"
 #include "streamk_model.h"
@@ -39,11 +39,16 @@ inline Rank2KPlanShape rank2k_plan_shape(int64_t n, int64_t k, const SymmetricTi
 // What one problem in `tiles` asks of the Stream-K plan resolution (resolve_streamk_plan, or its
 // cache on the GPU): the square tile's model, or for 128 x 256 tiles rank2k_wide_model, whose
 // `auto` weighs only the data-parallel walk; decomposition `d` (or `auto`) as given otherwise.
+// `auto` weighs split-K in the count that fills the grid as well (choose_streamk_plan's
+// fill_split): n = 1024's 36 tiles on 132 SMs in 3 slices. In fp32 (3xTF32: 192 K blocks a tile)
+// the H100 model's best power of two, 2 slices, ran 69.6 µs and 3 slices 57.3 (stream_k 63.4,
+// data-parallel 101; H100, session 35); the model predicts 46.9 and 43.5, so it takes them now.
 struct Rank2KPlanRequest {
   StreamKModel model;
   Decomposition decomposition;
   bool is_auto;
   Rank2KPlanShape shape;
+  bool fill_split = true;
 };
 inline Rank2KPlanRequest rank2k_plan_request(const StreamKModel& square, const SymmetricTiles& tiles, int64_t n,
                                              int64_t k, int64_t tile_k, Decomposition d, bool is_auto) {

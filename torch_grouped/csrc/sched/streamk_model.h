@@ -70,12 +70,21 @@ inline double predicted_time(const StreamKModel& model, const StreamKPlan& plan,
          model.f * extra_partials_mb(stats, tile_elements);
 }
 
+// The split count of an explicit split_k with splits = 0: enough slices to give every CTA work,
+// between 2 and 16.
+inline int64_t default_splits(int64_t grid, int64_t tiles) {
+  const int64_t s = grid / max64(tiles, 1);
+  return s < 2 ? 2 : (s > 16 ? 16 : s);
+}
+
 // `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter
 // of the grid) that minimises the model on at most `sms` CTAs.
-// `predicted`, when given, receives the chosen plan's predicted time.
+// `predicted`, when given, receives the chosen plan's predicted time. `fill_split`: split-K in the
+// count that fills the grid (default_splits) is weighed too where it is no power of two (syr2k's
+// Rank2K plans: rank2k_tile_choice.h says why; streamk_mm's fitted models never saw it).
 inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int64_t n, int64_t k,
                                        int64_t tile_m, int64_t tile_n, int64_t tile_k, int64_t sms,
-                                       bool may_separate, double* predicted = nullptr) {
+                                       bool may_separate, double* predicted = nullptr, bool fill_split = false) {
   StreamKPlan best = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
                                        Decomposition::DataParallel, 1, sms);
   double best_time = predicted_time(model, best, tile_m * tile_n);
@@ -93,12 +102,15 @@ inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int
     const double t = predicted_time(model, p, tile_m * tile_n);
     if (t < best_time) best = p, best_time = t;
   }
-  for (int64_t s = 2; s <= 16; s *= 2) {
+  const auto try_split = [&](int64_t s) {
     const StreamKPlan p = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
                                             Decomposition::SplitK, s, sms, may_separate);
     const double t = predicted_time(model, p, tile_m * tile_n);
     if (t < best_time) best = p, best_time = t;
-  }
+  };
+  for (int64_t s = 2; s <= 16; s *= 2) try_split(s);
+  const int64_t fill = default_splits(sms, ceil_div(m, tile_m) * ceil_div(n, tile_n));
+  if (fill_split && (fill & (fill - 1)) != 0) try_split(fill);
   if (predicted != nullptr) *predicted = best_time;
   return best;
 }
@@ -127,19 +139,14 @@ inline int64_t choose_streamk_tile(const StreamKTileOption* options, int count, 
   return best;
 }
 
-// The split count of an explicit split_k with splits = 0: enough slices to give every CTA work,
-// between 2 and 16.
-inline int64_t default_splits(int64_t grid, int64_t tiles) {
-  const int64_t s = grid / max64(tiles, 1);
-  return s < 2 ? 2 : (s > 16 ? 16 : s);
-}
-
 // The plan streamk_mm runs on `grid` CTAs: the model's choice for `auto`, else decomposition `d`
-// (splits = 0: default_splits). `may_separate`: see make_streamk_plan.
+// (splits = 0: default_splits). `may_separate`: see make_streamk_plan; `fill_split`: see
+// choose_streamk_plan.
 inline StreamKPlan resolve_streamk_plan(const StreamKModel& model, Decomposition d, bool is_auto,
                                         int64_t splits, int64_t m, int64_t n, int64_t k, int64_t tile_m,
-                                        int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate) {
-  if (is_auto) return choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid, may_separate);
+                                        int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate,
+                                        bool fill_split = false) {
+  if (is_auto) return choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid, may_separate, nullptr, fill_split);
   if (splits <= 0) splits = default_splits(grid, ceil_div(m, tile_m) * ceil_div(n, tile_n));
   return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, d, splits, grid, may_separate);
 }
