@@ -42,9 +42,9 @@ def _peers(a, b, dtype, device, composite_name):
     if on_gpu(device) and dtype == torch.float64:
         # the DMMA Rank2K kernel whatever the rule chooses (single problems: cuBLAS dsyr2k), and,
         # where the rule runs that kernel (groups), the same kernel over every tile with the GEMM
-        # walk. (On single problems, 2.2-2.8x the forced triangle's time at n >= 2048: 7.4 ms a
-        # call at n4096, and ours, cuBLAS's dsyr2k there, measured 0.82x the same dsyr2k called
-        # through ctypes beside it; H100, session 35.)
+        # walk. (On single problems it took 2.2-2.8x the forced triangle's time at n >= 2048, 7.4 ms
+        # a call at n4096, and beside it ours, cuBLAS's dsyr2k there, measured 0.82x the same dsyr2k
+        # called through ctypes; 0.98x again without it; H100, session 35.)
         peers["ours, DMMA kernel forced"] = on_our_kernel(dtype, lambda: tg.syr2k(a, b))
         if len(a) > 1:
             peers["DMMA kernel, GEMM scheduler"] = on_our_kernel(dtype, with_env(gemm, lambda: tg.syr2k(a, b)))
