@@ -187,7 +187,8 @@ def print_table(records):
     labels = list(dict.fromkeys(r["label"] for r in records))
     width = max(8, max(len(lb) for lb in labels) + 1)
     print("µs per call (median); '!' = failed or wrong (listed below). mm = torch.mm; dp = data_parallel;\n"
-          "splitS = split_k with S slices; skG = stream_k on G CTAs; dp1tsk = dp_one_tile_sk; 2tskdp =\n"
+          "splitS = split_k with S slices (splitfill: the count that fills the grid, where it is no power\n"
+          "of two; '-' elsewhere); skG = stream_k on G CTAs; dp1tsk = dp_one_tile_sk; 2tskdp =\n"
           "two_tile_sk_dp (all others on every SM; the last skG is a grid auto never weighs). mm/best =\n"
           "torch.mm time / best config's time (> 1: our best beats torch.mm); auto/best = auto's time /\n"
           "best config's time (1.00: auto picked the best)")
@@ -201,7 +202,8 @@ def print_table(records):
         line = f"{text:<18}"
         for lb in labels:
             r = cells.get(lb)
-            line += f"{'!':>{width}}" if r is None or math.isnan(r["us"]) else f"{r['us']:>{width}.1f}"
+            mark = "-" if r is None else ("!" if math.isnan(r["us"]) else None)  # (not run for this shape / failed)
+            line += f"{mark:>{width}}" if mark else f"{r['us']:>{width}.1f}"
             if r is not None and r["problem"]:
                 problems.append(f"{text} {lb}: {r['problem']}")
         good = candidates(rows)
