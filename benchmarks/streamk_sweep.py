@@ -41,17 +41,28 @@ CPU_GRID = 8  # kCpuGrid of csrc/cpu/register_cpu.cpp: the CPU op's default grid
 CPU_TOL, GPU_TOL = 1e-4, 2e-2  # fp32 on the CPU, bf16 with fp32 accumulation on the GPU
 
 
-def configs(sms):
+def fill_splits(sms, tiles):
+    """sched::default_splits: the split count that gives every CTA work, 2..16."""
+    return min(16, max(2, sms // max(tiles, 1)))
+
+
+def configs(sms, tiles=None):
     """(label, decomposition, splits, grid): exactly the candidates `auto` weighs, in the order
     choose_streamk_plan (csrc/sched/streamk_model.h) tries them, so that a first-minimum pick in
-    Python breaks ties as the C++ does and the fit sees every choice auto can make."""
+    Python breaks ties as the C++ does and the fit sees every choice auto can make. `tiles`: the
+    shape's output tiles under its tile, which add the grid-filling split count ("splitfill")
+    where that is no power of two (None: the shape-independent candidates only)."""
     full = [("dp", "data_parallel", 0, sms), (f"sk{sms}", "stream_k", 0, sms),
             ("dp1tsk", "dp_one_tile_sk", 0, sms), ("2tskdp", "two_tile_sk_dp", 0, sms)]
     part, g = [], sms // 2
     while g >= 8 and g >= sms // 4:
         part.append((f"sk{g}", "stream_k", 0, g))
         g //= 2
-    return full + part + [(f"split{s}", "split_k", s, sms) for s in (2, 4, 8, 16)]
+    splits = [(f"split{s}", "split_k", s, sms) for s in (2, 4, 8, 16)]
+    fill = fill_splits(sms, tiles) if tiles is not None else 2
+    if fill & (fill - 1):
+        splits.append(("splitfill", "split_k", fill, sms))
+    return full + part + splits
 
 
 def extra_configs(sms):
@@ -104,10 +115,10 @@ def features_agree(m, n, k, tile_mnk, sms):
     """Whether a first-minimum pick over configs() with DEFAULT_MODEL on these features is the
     plan the C++ `auto` dumps for this tile: the check that features() computes predicted_time's
     terms."""
-    cfgs = configs(sms)
+    tm, tn, tk = tile_mnk
+    cfgs = configs(sms, -(-m // tm) * -(-n // tn))
     cost = lambda f: sum(c * x for c, x in zip(DEFAULT_MODEL, f))  # noqa: E731
     _, d, s, g = min(cfgs, key=lambda c: cost(features(m, n, k, tile_mnk, c[1], c[2], c[3])))
-    tm, tn, tk = tile_mnk
     auto = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, "auto", 1, sms)
     mine = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, d, max(s, 1), g)
     return auto.shape == mine.shape and torch.equal(auto, mine)
@@ -141,9 +152,11 @@ def sweep(shapes, device, records, rep_ms=100):
         ref = torch.mm(a, b)
         runs = [("mm", None, 0, 0, lambda: torch.mm(a, b)),
                 ("auto", "auto", 0, 0, lambda: tg.streamk_mm(a, b))]
-        for label, d, s, g in configs(sms) + extra_configs(sms):
+        tm, tn, _ = tile(a, b)
+        shape_configs = configs(sms, -(-m // tm) * -(-n // tn))
+        for label, d, s, g in shape_configs + extra_configs(sms):
             runs.append((label, d, s, g, lambda d=d, s=s, g=g: tg.streamk_mm(a, b, decomposition=d, splits=s, grid=g)))
-        auto_labels = {c[0] for c in configs(sms)}
+        auto_labels = {c[0] for c in shape_configs}
         for label, d, s, g, fn in runs:
             us, err, problem = _measure(fn, ref, device, tol, rep_ms)
             tile_mnk = tile(a, b, g) if d is not None else None
@@ -174,7 +187,8 @@ def print_table(records):
     labels = list(dict.fromkeys(r["label"] for r in records))
     width = max(8, max(len(lb) for lb in labels) + 1)
     print("µs per call (median); '!' = failed or wrong (listed below). mm = torch.mm; dp = data_parallel;\n"
-          "splitS = split_k with S slices; skG = stream_k on G CTAs; dp1tsk = dp_one_tile_sk; 2tskdp =\n"
+          "splitS = split_k with S slices (splitfill: the count that fills the grid, where it is no power\n"
+          "of two; '-' elsewhere); skG = stream_k on G CTAs; dp1tsk = dp_one_tile_sk; 2tskdp =\n"
           "two_tile_sk_dp (all others on every SM; the last skG is a grid auto never weighs). mm/best =\n"
           "torch.mm time / best config's time (> 1: our best beats torch.mm); auto/best = auto's time /\n"
           "best config's time (1.00: auto picked the best)")
@@ -188,7 +202,8 @@ def print_table(records):
         line = f"{text:<18}"
         for lb in labels:
             r = cells.get(lb)
-            line += f"{'!':>{width}}" if r is None or math.isnan(r["us"]) else f"{r['us']:>{width}.1f}"
+            mark = "-" if r is None else ("!" if math.isnan(r["us"]) else None)  # (not run for this shape / failed)
+            line += f"{mark:>{width}}" if mark else f"{r['us']:>{width}.1f}"
             if r is not None and r["problem"]:
                 problems.append(f"{text} {lb}: {r['problem']}")
         good = candidates(rows)

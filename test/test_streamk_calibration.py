@@ -78,6 +78,14 @@ def test_features_reproduce_auto(device, sms, shapes):
         assert [s for s in shapes if not streamk_sweep.features_agree(*s, tile, sms)] == []
 
 
+def test_the_grid_filling_split_is_a_candidate_where_no_power_of_two_is_it():
+    """auto weighs split-K in sched::default_splits' count too (132 CTAs over 36 tiles: 3), unless
+    a power of two already is that count (33 tiles: 4; one tile: 16, the cap)."""
+    assert ("splitfill", "split_k", 3, 132) in streamk_sweep.configs(132, 36)
+    for tiles in (None, 33, 1, 200):
+        assert "splitfill" not in {c[0] for c in streamk_sweep.configs(132, tiles)}
+
+
 def test_extra_grids_are_not_auto_candidates():
     auto = {c[0] for c in streamk_sweep.configs(132)}
     assert "sk132" in auto and "sk66" in auto and "sk33" in auto

@@ -76,18 +76,16 @@ Key problem_key(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_k,
 
 sched::StreamKPlan resolve_streamk_plan_cached(const sched::StreamKModel& model, sched::Decomposition d, bool is_auto,
                                                int64_t splits, int64_t m, int64_t n, int64_t k, int64_t tile_m,
-                                               int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate,
-                                               bool fill_split) {
+                                               int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate) {
   if (!is_auto) {
     return sched::resolve_streamk_plan(model, d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid, may_separate);
   }
   static Memo<sched::StreamKPlan> plans;
   Key key = problem_key(m, n, k, tile_m, tile_k, grid, may_separate);
   key.add(tile_n);
-  key.add(int64_t{fill_split});
   key.add(model);
   return plans.get(key, [&] {
-    return sched::choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid, may_separate, nullptr, fill_split);
+    return sched::choose_streamk_plan(model, m, n, k, tile_m, tile_n, tile_k, grid, may_separate);
   });
 }
 

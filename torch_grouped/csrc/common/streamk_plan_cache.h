@@ -15,8 +15,7 @@ namespace torch_grouped {
 // thousand plans and starts over when full.
 sched::StreamKPlan resolve_streamk_plan_cached(const sched::StreamKModel& model, sched::Decomposition d, bool is_auto,
                                                int64_t splits, int64_t m, int64_t n, int64_t k, int64_t tile_m,
-                                               int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate,
-                                               bool fill_split = false);
+                                               int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate);
 
 // sched::choose_streamk_tile, remembered likewise (it weighs every option's plans).
 int64_t choose_streamk_tile_cached(const sched::StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,

@@ -345,7 +345,7 @@ std::vector<int64_t> rank2k_plan(int64_t n, int64_t k, int64_t tile_k, int64_t s
         sched::rank2k_plan_request(*square, tiles, n, k, tile_k, sched::Decomposition::DataParallel, /*is_auto=*/true);
     const sched::Rank2KPlanShape& s = r.shape;
     return sched::resolve_streamk_plan(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, tile_k,
-                                       sms, /*may_separate=*/false, r.fill_split);
+                                       sms, /*may_separate=*/false);
   };
   const sched::StreamKPlan narrow = auto_plan(128);
   const sched::StreamKPlan wide = tile_k == 64 ? auto_plan(256) : narrow;

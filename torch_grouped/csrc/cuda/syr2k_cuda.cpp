@@ -104,7 +104,7 @@ sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, int tile_k, const sched::Sy
   const sched::Rank2KPlanRequest r = sched::rank2k_plan_request(square, tiles, n, k, tile_k, d, is_auto);
   const sched::Rank2KPlanShape& s = r.shape;
   return resolve_streamk_plan_cached(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, tile_k,
-                                     multiprocessor_count(device), /*may_separate=*/false, r.fill_split);
+                                     multiprocessor_count(device), /*may_separate=*/false);
 }
 
 // One problem's tiles and plan: 128 x 128 or 128 x 256 tiles, as sched::rank2k_wide_tile_pays

@@ -39,16 +39,15 @@ inline Rank2KPlanShape rank2k_plan_shape(int64_t n, int64_t k, const SymmetricTi
 // What one problem in `tiles` asks of the Stream-K plan resolution (resolve_streamk_plan, or its
 // cache on the GPU): the square tile's model, or for 128 x 256 tiles rank2k_wide_model, whose
 // `auto` weighs only the data-parallel walk; decomposition `d` (or `auto`) as given otherwise.
-// `auto` weighs split-K in the count that fills the grid as well (choose_streamk_plan's
-// fill_split): n = 1024's 36 tiles on 132 SMs in 3 slices. In fp32 (3xTF32: 192 K blocks a tile)
-// the H100 model's best power of two, 2 slices, ran 69.6 µs and 3 slices 57.3 (stream_k 63.4,
-// data-parallel 101; H100, session 35); the model predicts 46.9 and 43.5, so it takes them now.
+// `auto` weighs split-K in the count that fills the grid as well (choose_streamk_plan): n = 1024's
+// 36 tiles on 132 SMs in 3 slices. In fp32 (3xTF32: 192 K blocks a tile) the H100 model's best
+// power of two, 2 slices, ran 69.6 µs and 3 slices 57.3 (stream_k 63.4, data-parallel 101; H100,
+// session 35); the model predicts 46.9 and 43.5.
 struct Rank2KPlanRequest {
   StreamKModel model;
   Decomposition decomposition;
   bool is_auto;
   Rank2KPlanShape shape;
-  bool fill_split = true;
 };
 inline Rank2KPlanRequest rank2k_plan_request(const StreamKModel& square, const SymmetricTiles& tiles, int64_t n,
                                              int64_t k, int64_t tile_k, Decomposition d, bool is_auto) {
