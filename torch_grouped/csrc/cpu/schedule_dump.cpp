@@ -339,19 +339,11 @@ std::vector<int64_t> rank2k_plan(int64_t n, int64_t k, int64_t tile_k, int64_t s
   TORCH_CHECK_VALUE(tile_k == 64 || tile_k == 32, "rank2k_plan: tile_k is 64 or 32 (TF32), got ", tile_k);
   const sched::StreamKModel* square = sched::rank2k_calibrated_model(device_name.c_str());
   TORCH_CHECK_VALUE(square != nullptr, "rank2k_plan: no Rank2K calibration for '", device_name, "'");
-  auto auto_plan = [&](int32_t tile_n) {
-    const sched::SymmetricTiles tiles{sched::Rank2KTiles{{128, tile_n}, sched::Uplo::Lower}, false};
-    const sched::Rank2KPlanRequest r =
-        sched::rank2k_plan_request(*square, tiles, n, k, tile_k, sched::Decomposition::DataParallel, /*is_auto=*/true);
-    const sched::Rank2KPlanShape& s = r.shape;
-    return sched::resolve_streamk_plan(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, tile_k,
-                                       sms, /*may_separate=*/false);
-  };
-  const sched::StreamKPlan narrow = auto_plan(128);
-  const sched::StreamKPlan wide = tile_k == 64 ? auto_plan(256) : narrow;
-  const bool take_wide = tile_k == 64 && sched::rank2k_wide_tile_pays(*square, narrow, wide);
-  const sched::StreamKPlan& plan = take_wide ? wide : narrow;
-  return {take_wide ? 256 : 128, static_cast<int64_t>(plan.decomposition), plan.splits, plan.grid};
+  const sched::Rank2KOneProblem work =
+      sched::rank2k_one_problem(*square, n, k, tile_k, sched::Uplo::Lower, sched::Decomposition::DataParallel,
+                                /*is_auto=*/true, /*forced_tile_n=*/0, sms, &sched::resolve_streamk_plan);
+  const sched::StreamKPlan& plan = work.plan;
+  return {work.tiles.triangle.tile.n, static_cast<int64_t>(plan.decomposition), plan.splits, plan.grid};
 }
 
 }  // namespace

@@ -90,42 +90,18 @@ int rank2k_cluster(c10::ArrayRef<int64_t> orders, const sched::SymmetricTiles& t
 // One problem whose triangle fills the GPU unevenly (n = 2048: 136 tiles of 128 on 132 SMs, a
 // second wave of 4; n = 1024: 36 tiles) runs over Stream-K work units: streamk_mm's plan
 // (sched/streamk_plan.h) over the triangle's tiles in the Rank2K walk's order, each tile
-// 2·ceil(k / 64) iterations (both passes), chosen by the same calibrated model (`auto`).
-// TORCH_GROUPED_SYR2K_DECOMPOSITION names another decomposition (tests, benchmark); data_parallel
-// is the plain triangle walk.
-// `square`: the 128 x 128 tile's model (sched::rank2k_plan_request derives the 128 x 256 one).
-// `tile_k`: the kernel's K step (64, or 32 for TF32; a TF32 step costs about what a 16-bit one does:
-// half the MACs at half the rate).
-sched::StreamKPlan rank2k_plan(int64_t n, int64_t k, int tile_k, const sched::SymmetricTiles& tiles,
-                               const sched::StreamKModel& square, int device) {
+// 2·ceil(k / 64) iterations (both passes), chosen by the same calibrated model (`auto`), on 128 x
+// 128 or 128 x 256 tiles (sched::rank2k_one_problem). TORCH_GROUPED_SYR2K_DECOMPOSITION names
+// another decomposition (tests, benchmark; data_parallel is the plain triangle walk), and
+// TORCH_GROUPED_SYR2K_TILE a tile; clusters forced on (TORCH_GROUPED_SYR2K_CLUSTER=1) mean the
+// square tile: only it runs in clusters. TF32 inputs: 128 x 128 tiles only.
+sched::Rank2KOneProblem one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, at::ScalarType dtype, int device) {
   const char* v = std::getenv("TORCH_GROUPED_SYR2K_DECOMPOSITION");
   bool is_auto = true;
   const sched::Decomposition d = parse_decomposition("syr2k", v != nullptr && *v != '\0' ? v : "auto", is_auto);
-  const sched::Rank2KPlanRequest r = sched::rank2k_plan_request(square, tiles, n, k, tile_k, d, is_auto);
-  const sched::Rank2KPlanShape& s = r.shape;
-  return resolve_streamk_plan_cached(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n, tile_k,
-                                     multiprocessor_count(device), /*may_separate=*/false);
-}
-
-// One problem's tiles and plan: 128 x 128 or 128 x 256 tiles, as sched::rank2k_wide_tile_pays
-// weighs them (the wide tile in its data-parallel walk only, unless a decomposition is forced), or
-// the tile TORCH_GROUPED_SYR2K_TILE forces. Clusters forced on (TORCH_GROUPED_SYR2K_CLUSTER=1) mean
-// the square tile: only it runs in clusters. TF32 inputs: 128 x 128 tiles only.
-struct OneProblemWork {
-  sched::SymmetricTiles tiles;
-  sched::StreamKPlan plan;
-};
-OneProblemWork one_problem_work(int64_t n, int64_t k, sched::Uplo uplo, at::ScalarType dtype, int device) {
-  const bool tf32 = dtype == at::kFloat;
-  const int forced = tf32 ? kTile : (forced_rank2k_cluster() == 2 ? kTile : forced_rank2k_tile_n());
-  const sched::StreamKModel& square = cached_models(device).rank2k;
-  auto work = [&](int tile_n) {
-    const sched::SymmetricTiles tiles{sched::Rank2KTiles{{kTile, tile_n}, uplo}, false};
-    return OneProblemWork{tiles, rank2k_plan(n, k, tile_k(dtype), tiles, square, device)};
-  };
-  if (forced > 0) return work(forced);
-  const OneProblemWork narrow = work(kTile), wide = work(2 * kTile);
-  return sched::rank2k_wide_tile_pays(square, narrow.plan, wide.plan) ? wide : narrow;
+  const int forced = forced_rank2k_cluster() == 2 ? kTile : forced_rank2k_tile_n();
+  return sched::rank2k_one_problem(cached_models(device).rank2k, n, k, tile_k(dtype), uplo, d, is_auto, forced,
+                                   multiprocessor_count(device), &resolve_streamk_plan_cached);
 }
 
 }  // namespace
@@ -243,7 +219,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     p.m = p.n = n, p.k = only.group.k;
     p.c = only.group.c, p.ldc = only.group.ldc, p.c_batch_stride = n * n;
     p.c_in = only.group.c_in, p.ldc_in = only.group.ldc_in;
-    const OneProblemWork work = one_problem_work(n, p.k, uplo, dtype, device.index());
+    const sched::Rank2KOneProblem work = one_problem_work(n, p.k, uplo, dtype, device.index());
     p.streamk = work.plan;
     const bool streamk = p.streamk.decomposition != sched::Decomposition::DataParallel;
     const int tile_n = work.tiles.triangle.tile.n;

@@ -8,6 +8,7 @@
 // give it 0.73-0.96x.) syr2k's hand-kept models (rank2k_calibration.h) are not carried over: the
 // H100's ran syr2k n = 1024 slower on an H200 than the defaults.
 #pragma once
+#include "named_entry.h"
 #include "streamk_calibration.h"
 
 namespace torch_grouped::sched {
@@ -24,22 +25,12 @@ inline constexpr GpuKind kCalibratedGpus[] = {
     {"NVIDIA H100 80GB HBM3", 9, 0, 132},
 };
 
-constexpr bool same_name(const char* a, const char* b) {
-  while (*a != '\0' && *a == *b) ++a, ++b;
-  return *a == *b;
-}
-
 // The streamk_mm calibration that serves `gpu`: its own when it was calibrated, else that of the
 // first calibrated GPU of its kind; nullptr: none (the defaults).
 inline const StreamKCalibration* streamk_calibration_for(const GpuKind& gpu) {
-  const char* source = nullptr;
+  if (const StreamKCalibration* own = entry_named(kStreamKCalibrations, gpu.name)) return own;
   for (const GpuKind& c : kCalibratedGpus)
-    if (same_name(c.name, gpu.name)) source = c.name;
-  for (const GpuKind& c : kCalibratedGpus)
-    if (source == nullptr && c.major == gpu.major && c.minor == gpu.minor && c.sms == gpu.sms) source = c.name;
-  if (source != nullptr)
-    for (const StreamKCalibration& entry : kStreamKCalibrations)
-      if (same_name(entry.device_name, source)) return &entry;
+    if (c.major == gpu.major && c.minor == gpu.minor && c.sms == gpu.sms) return entry_named(kStreamKCalibrations, c.name);
   return nullptr;
 }
 

@@ -8,8 +8,7 @@
 // Stream-K 157 µs against 200 data-parallel; H100, session 12). GPUs not listed use streamk_mm's
 // 128 x 256 model with c halved.
 #pragma once
-#include <cstring>
-
+#include "named_entry.h"
 #include "streamk_model.h"
 
 namespace torch_grouped::sched {
@@ -25,9 +24,8 @@ inline constexpr Rank2KCalibration kRank2KCalibrations[] = {
 
 // The model calibrated for the GPU named `device_name`; nullptr: none.
 inline const StreamKModel* rank2k_calibrated_model(const char* device_name) {
-  for (const Rank2KCalibration& c : kRank2KCalibrations)
-    if (std::strcmp(c.device_name, device_name) == 0) return &c.model;
-  return nullptr;
+  const Rank2KCalibration* entry = entry_named(kRank2KCalibrations, device_name);
+  return entry != nullptr ? &entry->model : nullptr;
 }
 
 }  // namespace torch_grouped::sched

@@ -63,4 +63,36 @@ inline bool rank2k_wide_tile_pays(const StreamKModel& square, const StreamKPlan&
   return predicted_time(rank2k_wide_model(square), wide_plan, 128 * 256) < predicted_time(square, square_plan, 128 * 128);
 }
 
+// How a request becomes a plan: resolve_streamk_plan, or on the GPU its cache
+// (resolve_streamk_plan_cached), which takes the same arguments.
+using StreamKPlanResolver = StreamKPlan (*)(const StreamKModel& model, Decomposition d, bool is_auto, int64_t splits,
+                                            int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
+                                            int64_t tile_k, int64_t grid, bool may_separate);
+
+// syr2k's choice for one problem of order n and kernel depth k (3xTF32: its three parts) in K
+// steps of tile_k (64; 32: the TF32 kernel, which runs 128 x 128 tiles only; a TF32 step costs
+// about what a 16-bit one does: half the MACs at half the rate) on `sms` CTAs: its
+// tiles and plan. 128 x 128 or 128 x 256 tiles as rank2k_wide_tile_pays weighs them, unless
+// `forced_tile_n` (128 or 256; 0: none) names one; decomposition `d`, or `auto`. The CUDA path and
+// the CPU tests' private op (grouped::_rank2k_plan) both make it here.
+struct Rank2KOneProblem {
+  SymmetricTiles tiles;
+  StreamKPlan plan;
+};
+inline Rank2KOneProblem rank2k_one_problem(const StreamKModel& square, int64_t n, int64_t k, int64_t tile_k,
+                                           Uplo uplo, Decomposition d, bool is_auto, int32_t forced_tile_n,
+                                           int64_t sms, StreamKPlanResolver resolve) {
+  auto work = [&](int32_t tile_n) {
+    const SymmetricTiles tiles{Rank2KTiles{{128, tile_n}, uplo}, false};
+    const Rank2KPlanRequest r = rank2k_plan_request(square, tiles, n, k, tile_k, d, is_auto);
+    const Rank2KPlanShape& s = r.shape;
+    return Rank2KOneProblem{tiles, resolve(r.model, r.decomposition, r.is_auto, 0, s.m, s.n, s.k, s.tile_m, s.tile_n,
+                                           tile_k, sms, /*may_separate=*/false)};
+  };
+  if (tile_k != 64) forced_tile_n = 128;
+  if (forced_tile_n > 0) return work(forced_tile_n);
+  const Rank2KOneProblem narrow = work(128), wide = work(256);
+  return rank2k_wide_tile_pays(square, narrow.plan, wide.plan) ? wide : narrow;
+}
+
 }  // namespace torch_grouped::sched
