@@ -1,9 +1,11 @@
 """streamk_mm's `auto` against split-K in the count that fills the grid (sched::default_splits: the
-grid over the output tiles, 2..16), on the corpus shapes whose pick the H100's models would change
-if `auto` weighed that count too (choose_streamk_plan's fill_split, which only syr2k's plans use:
-benchmarks/NOTES.md, session 35). Times both on the tile and operand path `auto` takes, three
-interleaved rounds (triton's do_bench, L2 flushed), and prints µs and auto / fill.
+grid over the output tiles, 2..16; what split_k runs when `splits` is not given), on the corpus
+shapes whose pick that count changed when `auto` began to weigh it (session 36; session 35 ran
+this before, when only syr2k's plans weighed it: benchmarks/NOTES.md). Times both on the tile and
+operand path `auto` takes, three interleaved rounds (triton's do_bench, L2 flushed), and prints µs
+and auto / fill.
     PYTHONPATH=$PWD python3 tools/probe_fill_split.py [MxNxK ...]"""
+import os
 import statistics
 import sys
 
@@ -12,15 +14,13 @@ from triton.testing import do_bench
 
 import torch_grouped as tg
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+from streamk_sweep import fill_splits  # noqa: E402
+
 # Shapes of benchmarks/bench_streamk.py's corpus (seed 2026) whose pick changes (session 35).
 SHAPES = [(1647, 203, 20895), (1413, 142, 10793), (5117, 196, 6212), (378, 964, 3107), (128, 1432, 42927),
           (471, 1447, 15562), (182, 2064, 43705), (673, 289, 40150), (154, 1234, 24001), (648, 751, 1695),
           (383, 1014, 16638)]
-
-
-def fill_splits(m, n, tile_m, tile_n, grid):
-    tiles = -(-m // tile_m) * -(-n // tile_n)
-    return min(16, max(2, grid // tiles))
 
 
 def main(shapes):
@@ -30,9 +30,8 @@ def main(shapes):
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
         tile_m, tile_n, _ = torch.ops.grouped._streamk_tile(a, b, 0)
-        s = fill_splits(m, n, tile_m, tile_n, sms)
-        runs = {"auto": lambda: tg.streamk_mm(a, b),
-                "fill": lambda: tg.streamk_mm(a, b, decomposition="split_k", splits=s)}
+        s = fill_splits(sms, -(-m // tile_m) * -(-n // tile_n))  # (printed; split_k's default count)
+        runs = {"auto": lambda: tg.streamk_mm(a, b), "fill": lambda: tg.streamk_mm(a, b, decomposition="split_k")}
         ref = a.float() @ b.float()
         for name, fn in runs.items():
             err = (fn().float() - ref).norm() / ref.norm()
