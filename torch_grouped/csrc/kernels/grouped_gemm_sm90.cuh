@@ -509,12 +509,10 @@ __device__ __forceinline__ void store_pair(Out* dst, float x, float y) {
   }
 }
 
-// One 16-byte global store of the output. Written out because NVVM split the plain uint4 store of
-// the Rank2K epilogue into four 32-bit stores (it lost the pointer's alignment). Streaming (.cs:
-// the L2 evicts the line first): no kernel here reads its output back, and a weight gradient's
-// output (0.9-1.9 GB) otherwise pushes out of the L2 the operand blocks the next tiles re-read.
+// One 16-byte global store. Written out because NVVM split the plain uint4 store of the Rank2K
+// epilogue into four 32-bit stores (it lost the pointer's alignment).
 __device__ __forceinline__ void store_global_16(void* dst, uint4 v) {
-  asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)), "r"(v.x), "r"(v.y),
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)), "r"(v.x), "r"(v.y),
                "r"(v.z), "r"(v.w)
                : "memory");
 }
