@@ -28,7 +28,8 @@ which `auto` weighs such shapes with: fitted on the anchors' aligned shapes, the
 128 x 128 tile on long-K unaligned shapes where 128 x 256 was up to 1.2x faster (858 x 4901 x
 10339, 6839 x 249 x 24823, 1126 x 980 x 40163; H100, session 28). Take them from a draw of the
 benchmark's corpus distribution with another seed (`bench_streamk.corpus(seed=...)`), not the
-corpus the benchmark judges by. --write-header
+corpus the benchmark judges by. Each fit's picks are printed beside those of the constants the
+shipped header holds for the sweep's GPU: write a refit only where it picks better. --write-header
 rewrites this GPU's entry of torch_grouped/csrc/sched/streamk_calibration.h, keeping the other
 GPUs' entries (rebuild to use it); it needs both tiles measured, and writes the rows model where
 --rows gave one (else the entry keeps the default, sched::kDefaultRowsModel) and the unaligned ones
@@ -206,6 +207,27 @@ def header_entries(text):
     return {m.group(1): tuple(re.findall(r"StreamKModel\{([^}]*)\}", m.group(2))) for m in entry.finditer(text)}
 
 
+def shipped_models(name, path=HEADER):
+    """The models of GPU `name` in the header at `path` (default: the one the build compiles), as
+    {HEADER_ORDER key: constants} for the keys its entry has; {} where it has no entry."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        entry = header_entries(f.read()).get(name, ())
+    return {key: [float(v) for v in text.split(",")] for key, text in zip(HEADER_ORDER, entry)}
+
+
+def print_shipped(shipped, keys, shapes, fitted, what):
+    """The shipped constants' picks on these shapes beside the fit's (`keys`: the header's keys of
+    the models, in the tiles' order), so that a refit is written only where it picks better: a
+    refit on fresh sweeps can pick no better than the constants it would replace (session 37)."""
+    if all(key in shipped for key in keys):
+        tiles = [NARROW] if len(keys) == 1 else [WIDE, NARROW]
+        models = {t: shipped[key] for t, key in zip(tiles, keys)}
+        print(f"{what}: the shipped header's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean "
+              f"(this fit's: {pick_loss(fitted, shapes):.3f}x)")
+
+
 def write_header(models, name, path, command):
     """This GPU's entry (its 128 x 256 and 128 x 128 models, the row-copy kernel's where `models`
     has one, and the two tiles' on unaligned shapes where it has those, which need the row-copy
@@ -287,9 +309,10 @@ def rows_fits(data):
     return shapes, points, fits, fits[min(fits, key=lambda w: pick_loss(fits[w], shapes))]
 
 
-def fit_rows(path, leave_out):
+def fit_rows(path, leave_out, shipped=None):
     """The row-copy kernel's model: all six constants fitted on its own sweep (the weighting whose
-    picks lose least), with its points and picks printed as for the tiles'."""
+    picks lose least), with its points and picks printed as for the tiles' (and the picks of
+    `shipped`'s, the header's models, where it has one)."""
     data = streamk_sweep.load(path)
     print(f"\nrow-copy sweep {path}: {data['device']}, {len(data['records'])} records, "
           f"TORCH_GROUPED_ROW_COPIES={data.get('row_copies', '(not recorded)')}")
@@ -304,6 +327,7 @@ def fit_rows(path, leave_out):
     print_points(models, points)
     print_picks(models, shapes)
     print(f"row copies: the model's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean")
+    print_shipped(shipped or {}, [ROWS], shapes, models, "row copies")
     return models[NARROW]
 
 
@@ -325,11 +349,12 @@ def unaligned_fits(loaded):
     return shapes, fits, fits[min(fits, key=lambda w: pick_loss(fits[w], shapes))]
 
 
-def fit_unaligned(paths, leave_out):
+def fit_unaligned(paths, leave_out, shipped=None):
     """The two tiles' models on shapes the TMA kernel cannot read and write in place: fitted as
     the main ones (jointly, the weighting whose picks lose least) on those shapes of the sweeps at
     `paths` (one per tile, taken with TORCH_GROUPED_ROW_COPIES=0: a 128 x 128 record that the
-    row-copy kernel ran belongs to its own model), the shapes read in place left out."""
+    row-copy kernel ran belongs to its own model), the shapes read in place left out; `shipped`:
+    the header's models, whose picks are printed beside the fit's."""
     loaded = [streamk_sweep.load(path) for path in paths]
     for path, d in zip(paths, loaded):
         print(f"\nunaligned sweep {path}: {d['device']}, {len(d['records'])} records")
@@ -343,6 +368,7 @@ def fit_unaligned(paths, leave_out):
         print(f"leave-one-shape-out picks vs the best measured: {leave_one_out(shapes, tiles):.3f}x geomean")
     print_picks(models, shapes)
     print(f"unaligned shapes: the model's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean")
+    print_shipped(shipped or {}, [WIDE_UNALIGNED, NARROW_UNALIGNED], shapes, models, "unaligned shapes")
     return {WIDE_UNALIGNED: models[WIDE], NARROW_UNALIGNED: models[NARROW]}
 
 
@@ -392,10 +418,12 @@ def main(argv=None):
     print_points(models, points)
     print_picks(models, shapes)
     print(f"model's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean (1.000: always the best)")
+    shipped = shipped_models(data["device"])
+    print_shipped(shipped, [WIDE, NARROW], shapes, models, "the two tiles")
     if args.rows:
-        models[ROWS] = fit_rows(args.rows, args.leave_one_out)
+        models[ROWS] = fit_rows(args.rows, args.leave_one_out, shipped)
     if args.unaligned:
-        models.update(fit_unaligned(args.unaligned, args.leave_one_out))
+        models.update(fit_unaligned(args.unaligned, args.leave_one_out, shipped))
     if args.write_header:
         if data["device_kind"] != "cuda" and not args.header:
             print("not writing the header from a CPU sweep (it would replace a GPU's entry); pass --header PATH")
