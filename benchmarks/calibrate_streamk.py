@@ -402,8 +402,10 @@ def main(argv=None):
     if len(points) < len(TERMS) + len(tiles):
         print(f"only {len(points)} usable measurements: nothing to fit")
         return 1
-    checked = {(tuple(p["shape"]), tuple(p["tile"])) for p in points}
-    disagree = [c for c in checked if not streamk_sweep.features_agree(*c[0], c[1], data["sms"])]
+    # (the walk on the whole grid: the record of the configuration on every SM)
+    checked = {(tuple(p["shape"]), tuple(p["tile"]), tuple(p["walk"]) if p.get("walk") else None)
+               for p in points if p["grid"] == data["sms"]}
+    disagree = [c for c in checked if not streamk_sweep.features_agree(*c[0], c[1], data["sms"], c[2])]
     print(f"features check: the default model's pick equals the op's auto plan on "
           f"{len(checked) - len(disagree)} of {len(checked)} shapes and tiles" + (f" (NOT on {disagree})" if disagree else ""))
     fits = fit_both(points, tiles)

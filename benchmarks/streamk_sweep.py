@@ -46,12 +46,14 @@ def fill_splits(sms, tiles):
     return min(16, max(2, sms // max(tiles, 1)))
 
 
-def configs(sms, tiles=None):
+def configs(sms, tiles=None, walkers=None):
     """(label, decomposition, splits, grid): exactly the candidates `auto` weighs, in the order
     choose_streamk_plan (csrc/sched/streamk_model.h) tries them, so that a first-minimum pick in
     Python breaks ties as the C++ does and the fit sees every choice auto can make. `tiles`: the
-    shape's output tiles under its tile, which add the grid-filling split count ("splitfill")
-    where that is no power of two (None: the shape-independent candidates only)."""
+    tiles of the shape's plan, which add the grid-filling split count ("splitfill") where that is
+    no power of two (None: the shape-independent candidates only); the count fills `walkers`
+    (the plan's walkers on the whole grid: the resident clusters where the call runs in clusters;
+    default `sms`)."""
     full = [("dp", "data_parallel", 0, sms), (f"sk{sms}", "stream_k", 0, sms),
             ("dp1tsk", "dp_one_tile_sk", 0, sms), ("2tskdp", "two_tile_sk_dp", 0, sms)]
     part, g = [], sms // 2
@@ -59,7 +61,7 @@ def configs(sms, tiles=None):
         part.append((f"sk{g}", "stream_k", 0, g))
         g //= 2
     splits = [(f"split{s}", "split_k", s, sms) for s in (2, 4, 8, 16)]
-    fill = fill_splits(sms, tiles) if tiles is not None else 2
+    fill = fill_splits(walkers or sms, tiles) if tiles is not None else 2
     if fill & (fill - 1):
         splits.append(("splitfill", "split_k", fill, sms))
     return full + part + splits
@@ -70,6 +72,12 @@ def extra_configs(sms):
     found by sweeping can be set against the model's choice; they enter the fit and "best",
     never the model's pick."""
     return [(f"sk{3 * sms // 4}", "stream_k", 0, 3 * sms // 4)]
+
+
+def walk(a, b, grid=0):
+    """(the plan's tile rows, its walkers) of streamk_mm(a, b, grid=grid): 256 and the resident
+    clusters where the call runs in 2 x 1 clusters, else 128 (the CPU path's 64) and the grid."""
+    return tuple(torch.ops.grouped._streamk_walk(a, b, grid))
 
 
 def tile(a, b, grid=0):
@@ -92,13 +100,17 @@ def saved_tile(data, m, n, k):
     return (128, forced, 64) if forced else fixed_rule_tile(gpu, n)
 
 
-def features(m, n, k, tile_mnk, decomposition, splits, grid):
+def features(m, n, k, tile_mnk, decomposition, splits, grid, walk=None):
     """[1, peers > 1, iters_per_cta, reads - 1, a Stream-K tile cut, extra partial MB] of the plan
     the op runs on tile `tile_mnk` (predicted_time's terms; reads: the partials the fixup's slowest
     path reads; iters_per_cta as the model counts them; the fp32 partial tiles stored beyond one
     per cut tile), read from the plan's dump rather than re-derived, so the fit cannot drift from
-    the C++."""
+    the C++. `walk`: (the plan's tile rows, its walkers) as _streamk_walk reports them for `grid`:
+    in 2 x 1 clusters the plan deals 256-row pair tiles to the resident clusters (None: 128-row
+    tiles over `grid` CTAs, as every call ran before clusters; sweeps saved without it)."""
     tm, tn, tk = tile_mnk
+    if walk is not None:
+        tm, grid = walk
     rows = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, decomposition, max(splits, 1), grid).tolist()
     peers = max((row[6] + 1 for row in rows), default=1)  # (columns: csrc/cpu/schedule_dump.cpp)
     reads = max((row[13] for row in rows), default=1)
@@ -111,16 +123,18 @@ def features(m, n, k, tile_mnk, decomposition, splits, grid):
 DEFAULT_MODEL = (4.0, 3.0, 1.0, 1.5, 0.0, 0.0)
 
 
-def features_agree(m, n, k, tile_mnk, sms):
+def features_agree(m, n, k, tile_mnk, sms, walk=None):
     """Whether a first-minimum pick over configs() with DEFAULT_MODEL on these features is the
     plan the C++ `auto` dumps for this tile: the check that features() computes predicted_time's
-    terms."""
+    terms. `walk`: the plan's (tile rows, walkers) on the whole grid, as features() takes it (the
+    pick then runs over the plans of that walk, as `auto` does in clusters)."""
     tm, tn, tk = tile_mnk
-    cfgs = configs(sms, -(-m // tm) * -(-n // tn))
+    plan_tm, walkers = walk if walk is not None else (tm, sms)
+    cfgs = configs(walkers, -(-m // plan_tm) * -(-n // tn))
     cost = lambda f: sum(c * x for c, x in zip(DEFAULT_MODEL, f))  # noqa: E731
-    _, d, s, g = min(cfgs, key=lambda c: cost(features(m, n, k, tile_mnk, c[1], c[2], c[3])))
-    auto = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, "auto", 1, sms)
-    mine = torch.ops.grouped._schedule_streamk(m, n, k, tm, tn, tk, d, max(s, 1), g)
+    _, d, s, g = min(cfgs, key=lambda c: cost(features(m, n, k, (plan_tm, tn, tk), c[1], c[2], c[3])))
+    auto = torch.ops.grouped._schedule_streamk(m, n, k, plan_tm, tn, tk, "auto", 1, walkers)
+    mine = torch.ops.grouped._schedule_streamk(m, n, k, plan_tm, tn, tk, d, max(s, 1), g)
     return auto.shape == mine.shape and torch.equal(auto, mine)
 
 
@@ -153,17 +167,19 @@ def sweep(shapes, device, records, rep_ms=100):
         runs = [("mm", None, 0, 0, lambda: torch.mm(a, b)),
                 ("auto", "auto", 0, 0, lambda: tg.streamk_mm(a, b))]
         tm, tn, _ = tile(a, b)
-        shape_configs = configs(sms, -(-m // tm) * -(-n // tn))
+        plan_tm, walkers = walk(a, b)
+        shape_configs = configs(sms, -(-m // plan_tm) * -(-n // tn), walkers)
         for label, d, s, g in shape_configs + extra_configs(sms):
             runs.append((label, d, s, g, lambda d=d, s=s, g=g: tg.streamk_mm(a, b, decomposition=d, splits=s, grid=g)))
         auto_labels = {c[0] for c in shape_configs}
         for label, d, s, g, fn in runs:
             us, err, problem = _measure(fn, ref, device, tol, rep_ms)
             tile_mnk = tile(a, b, g) if d is not None else None
-            feats = features(m, n, k, tile_mnk, d, s, g) if d not in (None, "auto") else None
+            walk_g = walk(a, b, g) if d is not None else None
+            feats = features(m, n, k, tile_mnk, d, s, g, walk_g) if d not in (None, "auto") else None
             records.append({"shape": [m, n, k], "label": label, "decomposition": d, "splits": s, "grid": g,
                             "us": us, "rel_error": err, "problem": problem, "features": feats,
-                            "auto_candidate": label in auto_labels, "tile": tile_mnk})
+                            "auto_candidate": label in auto_labels, "tile": tile_mnk, "walk": walk_g})
         del a, b, ref, runs
         if gpu:
             torch.cuda.empty_cache()  # split_k 16 on a large output holds a large workspace

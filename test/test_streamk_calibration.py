@@ -79,6 +79,23 @@ def test_features_reproduce_auto(device, sms, shapes):
         assert [s for s in shapes if not streamk_sweep.features_agree(*s, tile, sms)] == []
 
 
+def test_features_reproduce_auto_in_clusters():
+    """The same over the plans of 2 x 1 clusters, which deal 256-row pair tiles to the resident
+    clusters (the walk _streamk_walk reports, which a sweep records per configuration); and by
+    hand: 1137 x 399 x 64508 on 128 x 256 tiles in clusters has 5 x 2 pair tiles, so split_k 4 on
+    66 clusters gives each its own slice of a tile, 252 of the 1008 K blocks, read by 4 peers."""
+    for tile_n in (128, 256):
+        tile = (128, tile_n, 64)
+        assert [s for s in streamk_sweep.GPU_SHAPES if not streamk_sweep.features_agree(*s, tile, 132, (256, 66))] == []
+    clustered = streamk_sweep.features(1137, 399, 64508, (128, 256, 64), "split_k", 4, 132, (256, 66))
+    assert clustered[2:4] == [252.0, 3.0]
+    assert clustered == streamk_sweep.features(1137, 399, 64508, (256, 256, 64), "split_k", 4, 66)
+    # one CTA a tile: 9 x 2 tiles, 72 slices on 132 CTAs, the same depth
+    assert streamk_sweep.features(1137, 399, 64508, (128, 256, 64), "split_k", 4, 132)[2:4] == [252.0, 3.0]
+    assert streamk_sweep.configs(132, 10, 66)[-1] == ("splitfill", "split_k", 6, 132)  # 66 // 10
+    assert streamk_sweep.configs(132, 18)[-1] == ("splitfill", "split_k", 7, 132)  # 132 // 18
+
+
 def test_the_grid_filling_split_is_a_candidate_where_no_power_of_two_is_it():
     """auto weighs split-K in sched::default_splits' count too (132 CTAs over 36 tiles: 3), unless
     a power of two already is that count (33 tiles: 4; one tile: 16, the cap)."""

@@ -586,6 +586,35 @@ def test_clusters_by_default(m, n, k, monkeypatch):
     check(tg.streamk_mm(a, b), a, b)
 
 
+@pytest.mark.parametrize("m, n, k", [
+    (1000, 3000, 1030),  # a pitched copy of A, 128 x 256 tiles: in clusters
+    (1000, 3000, 1024),  # read and written in place: no clusters
+    (3000, 120, 571),    # 128 x 128 tiles, 24 of them: no clusters
+    (2900, 1500, 571),   # unaligned, many tiles
+])
+def test_walk_reports_the_plan_that_runs(m, n, k, monkeypatch):
+    """_streamk_walk (the sweeps' features read the plan through it) reports the walk streamk_mm
+    runs: 256-row pair tiles over the resident clusters (at most half the grid) where the call runs
+    in clusters, else 128-row tiles over the grid; a smaller grid, a forced setting and a dtype
+    without our kernel are answered too."""
+    monkeypatch.delenv("TORCH_GROUPED_STREAMK_CLUSTER", raising=False)
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
+    a, b = operands(m, n, k)
+    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    clustered = cluster_sizes(kernels_launched(lambda: tg.streamk_mm(a, b))) == {2}
+    tile_m, walkers = torch.ops.grouped._streamk_walk(a, b)
+    if clustered:
+        assert tile_m == 256 and sms // 2 - 8 <= walkers <= sms // 2, walkers
+        assert torch.ops.grouped._streamk_walk(a, b, 10) == [256, 5]
+    else:
+        assert [tile_m, walkers] == [128, sms]
+        assert torch.ops.grouped._streamk_walk(a, b, 10) == [128, 10]
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", "0")
+    assert torch.ops.grouped._streamk_walk(a, b) == [128, sms]
+    with pytest.raises(ValueError, match="_streamk_walk: our kernel's walk is reported for bf16 and fp16"):
+        torch.ops.grouped._streamk_walk(a.float(), b.float())
+
+
 def test_clusters_in_cuda_graph(clusters):
     """The clustered kernel with its cached counters, captured and replayed on new inputs."""
     a, b = operands(300, 700, 6000)

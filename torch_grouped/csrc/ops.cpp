@@ -32,9 +32,11 @@ TORCH_LIBRARY(grouped, m) {
   m.def("_row_copies_pay(int m, int n, int grid, int a_width, int b_width, *, bool pitched_beside=False) -> bool");
   m.def("_streamk_clusters_pay(int m, int n, int tile_n, *, bool in_place) -> bool");
   m.def("_schedule_streamk(int m, int n, int k, int tile_m, int tile_n, int tile_k, str decomposition, int splits, int grid, bool separate_fixup=True) -> Tensor");
-  // Private: the tile {M, N, K} that streamk_mm(a, b, grid=grid) runs on a's device (csrc/cpu/register_cpu.cpp,
-  // csrc/cuda/streamk_cuda.cpp).
+  // Private: the tile {M, N, K} that streamk_mm(a, b, grid=grid) runs on a's device, and the walk
+  // of its plan {plan tile rows, walkers}: 2 x 1 clusters plan 256-row pair tiles over the resident
+  // clusters (csrc/cpu/register_cpu.cpp, csrc/cuda/streamk_cuda.cpp).
   m.def("_streamk_tile(Tensor a, Tensor b, int grid=0) -> int[]");
+  m.def("_streamk_walk(Tensor a, Tensor b, int grid=0) -> int[]");
   // Private: the permute_copy planner's decision for a tensor (csrc/cpu/schedule_dump.cpp).
   m.def("_permute_plan(int[] sizes, int[] strides, int[] dims, int element_size, int tile_elems) -> str");
   m.def("_permute_widen(int[] sizes, int[] strides, int[] dims, int element_size, int base) -> str");

@@ -22,6 +22,13 @@ std::vector<int64_t> streamk_tile_cpu(const at::Tensor& a, const at::Tensor& b, 
   return {kCpuStreamKTile[0], kCpuStreamKTile[1], kCpuStreamKTile[2]};
 }
 
+// The CPU path's walk: its tiles, one walker per grid slot (no clusters).
+std::vector<int64_t> streamk_walk_cpu(const at::Tensor& a, const at::Tensor& b, int64_t grid) {
+  bool is_auto = false;
+  check_streamk(a, b, "auto", 0, grid, is_auto);
+  return {kCpuStreamKTile[0], grid > 0 ? grid : kCpuGrid};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, CPU, m) {
@@ -32,6 +39,7 @@ TORCH_LIBRARY_IMPL(grouped, CPU, m) {
   m.impl("permute_copy", &permute_copy_portable);
   m.impl("layout_transform", &layout_transform_portable);
   m.impl("_streamk_tile", &streamk_tile_cpu);
+  m.impl("_streamk_walk", &streamk_walk_cpu);
 }
 
 }  // namespace torch_grouped

@@ -17,6 +17,7 @@ TORCH_LIBRARY_IMPL(grouped, CUDA, m) {
   m.impl("permute_copy", &permute_copy_cuda);
   m.impl("layout_transform", &layout_transform_cuda);
   m.impl("_streamk_tile", &streamk_tile_cuda);
+  m.impl("_streamk_walk", &streamk_walk_cuda);
 }
 
 }  // namespace torch_grouped

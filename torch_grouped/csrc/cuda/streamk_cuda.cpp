@@ -174,9 +174,10 @@ struct KernelOperands {
   std::optional<TmaOperand> b;
 };
 
-// bf16 / fp16: copied only where TMA cannot address an operand, or read in place by row copies.
-KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int device, int64_t grid, cudaStream_t stream,
-                             std::vector<at::Tensor>& keep, kernels::GroupedGemmArgs& p) {
+// bf16 / fp16, what streamk_mm decides of the operands before copying any: B's layout, the row
+// copies, whether the TMA kernel reads and writes in place, and the tile (the private ops that
+// report the call's tile and walk decide through this too).
+KernelOperands half_operand_shape(const at::Tensor& a, const at::Tensor& b, int device, int64_t grid) {
   const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
   KernelOperands o;
   o.k = k;
@@ -184,6 +185,13 @@ KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int devic
   o.rows = row_copies(a, b, o.b_k_major, grid);
   o.in_place = in_place_shape(a, b, o.b_k_major);
   o.tile_n = streamk_tile_n(device, m, n, k, grid, o.rows.on(), o.in_place);
+  return o;
+}
+
+// bf16 / fp16: copied only where TMA cannot address an operand, or read in place by row copies.
+KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int device, int64_t grid, cudaStream_t stream,
+                             std::vector<at::Tensor>& keep, kernels::GroupedGemmArgs& p) {
+  KernelOperands o = half_operand_shape(a, b, device, grid);
   p.a_rows = o.rows.a.value_or(kernels::RowSource{});  // (base nullptr: through TMA)
   p.b_rows = o.rows.b.value_or(kernels::RowSource{});
   StagedOperands operands;
@@ -217,6 +225,21 @@ KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStrea
   o.b = staged[ib];
   p.tf32_split = staged.split();
   return o;
+}
+
+// How a call's plan walks its tiles: in 2 x 1 clusters (streamk_clusters, where a clustered
+// kernel exists and the operands are not read by row copies) its tiles are 256-row pairs and its
+// walkers the resident clusters within the grid; else 128-row tiles, one walker per CTA.
+struct StreamKWalk {
+  int cluster = 1;      // CTAs per walker
+  int64_t walkers = 1;  // the plan's grid
+  int64_t plan_tile_m() const { return int64_t{kStreamKTileM} * cluster; }
+};
+
+StreamKWalk streamk_walk(kernels::InputKind input, const KernelOperands& o, int64_t m, int64_t n, int64_t g, int device) {
+  const bool wanted = streamk_clusters(o.in_place, o.tile_n, m, n);  // (first: a bad setting is an error on every call)
+  if (!(wanted && g >= 2 && !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, o.tile_n))) return {1, g};
+  return {2, std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, o.tile_n, device)) / 2};
 }
 
 }  // namespace
@@ -273,13 +296,9 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // In clusters the plan deals 256-row pair tiles to the clusters (streamk_clusters), as many as
   // run at once within the grid; a grid of one CTA runs without.
   const kernels::InputKind input = input_kind(a.scalar_type());
-  const bool wanted = streamk_clusters(o.in_place, tile_n, m, n);  // (first: a bad setting is an error on every call)
-  const bool clustered =
-      wanted && g >= 2 && !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, tile_n);
-  const int cluster = clustered ? 2 : 1;
-  const int64_t walkers =
-      clustered ? std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, tile_n, device)) / 2 : g;
-  const int64_t plan_tile_m = int64_t{kStreamKTileM} * cluster;
+  const StreamKWalk walk = streamk_walk(input, o, m, n, g, device);
+  const int cluster = walk.cluster;
+  const int64_t walkers = walk.walkers, plan_tile_m = walk.plan_tile_m();
   if (o.b) p.b_map = b_map(*o.b, o.b_k_major, tile_n / cluster, tf32 ? at::kFloat : a.scalar_type());
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
   const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(tile_n, o.in_place);
@@ -322,10 +341,23 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   const int device = a.get_device();
   const int64_t g = persistent_grid(device, grid);
   if (a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1))) return {kStreamKTileM, 128, tile_k(at::kFloat)};
-  const bool k_major = b_is_k_major(a.size(1), b.size(1), b.stride(0), b.stride(1));
-  const bool half = kernel_dtype(a.scalar_type());  // (else cuBLAS runs: the 16-bit answer, as before)
-  const bool rows = half && row_copies(a, b, k_major, g).on(), in_place = !half || in_place_shape(a, b, k_major);
-  return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, rows, in_place), kTileK};
+  if (!kernel_dtype(a.scalar_type())) {  // cuBLAS runs: the answer of a 16-bit call read in place
+    return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, false, true), kTileK};
+  }
+  return {kStreamKTileM, half_operand_shape(a, b, device, g).tile_n, kTileK};
+}
+
+std::vector<int64_t> streamk_walk_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid) {
+  bool is_auto = false;
+  check_streamk(a, b, "auto", 0, grid, is_auto);
+  const int device = a.get_device();
+  const int64_t g = persistent_grid(device, grid);
+  const int64_t m = a.size(0), n = b.size(1);
+  TORCH_CHECK_VALUE(kernel_dtype(a.scalar_type()) && kernel_device(a),
+                    "_streamk_walk: our kernel's walk is reported for bf16 and fp16 on Hopper only; got ",
+                    a.scalar_type(), " on ", a.device());
+  const StreamKWalk walk = streamk_walk(input_kind(a.scalar_type()), half_operand_shape(a, b, device, g), m, n, g, device);
+  return {walk.plan_tile_m(), walk.walkers};
 }
 
 }  // namespace torch_grouped
