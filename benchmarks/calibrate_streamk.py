@@ -154,6 +154,19 @@ def pick_loss(models, shapes):
     return geomean(chosen["us"] / best["us"] for _, best, chosen, _ in picks(models, shapes))
 
 
+def print_features_check(points, sms):
+    """Whether the features the records carry are predicted_time's terms of the plans that ran:
+    per shape and tile (with its walk on the whole grid, where the sweep recorded one: in 2 x 1
+    clusters the plans deal pair tiles to the resident clusters), a pick over them with the default
+    model equals the op's `auto` under it."""
+    checked = {(tuple(p["shape"]), tuple(p["tile"]), tuple(p["walk"]) if p.get("walk") else None)
+               for p in points if p["grid"] == sms}
+    disagree = [c for c in checked if not streamk_sweep.features_agree(*c[0], c[1], sms, c[2])]
+    print(f"features check: the default model's pick equals the op's auto plan on "
+          f"{len(checked) - len(disagree)} of {len(checked)} shapes and tiles" + (f" (NOT on {disagree})" if disagree else ""))
+    return not disagree
+
+
 def fit_both(points, tiles):
     """Both weightings' fits (main keeps the one whose picks lose least)."""
     return {w: fit(points, w, tiles) for w in ("absolute", "relative")}
@@ -359,6 +372,7 @@ def fit_unaligned(paths, leave_out, shipped=None):
     for path, d in zip(paths, loaded):
         print(f"\nunaligned sweep {path}: {d['device']}, {len(d['records'])} records")
     shapes, fits, models = unaligned_fits(loaded)
+    print_features_check([p for rows in shapes.values() for p in streamk_sweep.candidates(rows)], loaded[0]["sms"])
     tiles = [WIDE, NARROW]
     for w, fitted in fits.items():
         print(f"{w:>8} fit on {len(shapes)} unaligned shapes: " + "; ".join(
@@ -402,12 +416,7 @@ def main(argv=None):
     if len(points) < len(TERMS) + len(tiles):
         print(f"only {len(points)} usable measurements: nothing to fit")
         return 1
-    # (the walk on the whole grid: the record of the configuration on every SM)
-    checked = {(tuple(p["shape"]), tuple(p["tile"]), tuple(p["walk"]) if p.get("walk") else None)
-               for p in points if p["grid"] == data["sms"]}
-    disagree = [c for c in checked if not streamk_sweep.features_agree(*c[0], c[1], data["sms"], c[2])]
-    print(f"features check: the default model's pick equals the op's auto plan on "
-          f"{len(checked) - len(disagree)} of {len(checked)} shapes and tiles" + (f" (NOT on {disagree})" if disagree else ""))
+    print_features_check(points, data["sms"])
     fits = fit_both(points, tiles)
     for w, models in fits.items():
         print(f"{w:>8} fit: " + "; ".join(f"tile {t}: " + " ".join(f"{n}={c:.4g}" for n, c in zip(TERMS, models[t]))

@@ -227,12 +227,14 @@ def test_shipped_header_is_the_fit_of_the_saved_sweeps():
 def test_shipped_constants_pick_well_on_later_sweeps():
     """The H100's shipped constants judged on sweeps taken after their fit (session 37: both tiles
     again, the grid-filling split among the plans, which the fitted sweeps predate; the unaligned
-    draw again), and shipped_models reads back every model of the entry (nothing for a GPU
-    without one). On the shapes read in place the records carry the features of the plan that
-    ran, and the shipped constants' picks lose little against the best measured (a refit on
-    these sweeps picked worse, 1.020x, so it was not written). Shapes not read in place ran in
-    clusters, whose pair-tile plans the records do not describe (NOTES, session 37): there the op's
-    own `auto`, measured in the same sweeps with each tile forced, is judged instead."""
+    draw again, each configuration's walk recorded: those shapes run in 2 x 1 clusters), and
+    shipped_models reads back every model of the entry (nothing for a GPU without one).
+    - The aligned sweep predates the walk's record, so only its shapes read in place carry the
+      features of the plans that ran (no clusters there). There the shipped constants' picks lose
+      little against the best measured; a refit picked worse, 1.020x.
+    - On the unaligned draw every record carries its plan's features (the check passes on all of
+      them), and the shipped models' picks lose little; a refit picked no better, 1.038x. The
+      op's own `auto`, measured with each tile forced, is judged too."""
     shipped = calibrate_streamk.shipped_models("NVIDIA H100 80GB HBM3")
     assert list(shipped) == list(calibrate_streamk.HEADER_ORDER) and calibrate_streamk.shipped_models("No such GPU") == {}
     load = lambda tag, tile: streamk_sweep.load(  # noqa: E731
@@ -244,6 +246,13 @@ def test_shipped_constants_pick_well_on_later_sweeps():
     in_place = streamk_sweep.by_shape([r for r in records if calibrate_streamk.in_place(*r["shape"])])
     assert len(in_place) == 20
     assert calibrate_streamk.pick_loss({wide: shipped[wide], narrow: shipped[narrow]}, in_place) < 1.03
+    unaligned_shapes, _, _ = calibrate_streamk.unaligned_fits(sweeps["unaligned_"])
+    points = [p for rows in unaligned_shapes.values() for p in streamk_sweep.candidates(rows)]
+    assert len(unaligned_shapes) == 48 and all(p["walk"] for p in points)
+    assert any(p["walk"][0] == 256 for p in points)  # (clustered plans among them)
+    assert calibrate_streamk.print_features_check(points, sweeps["unaligned_"][0]["sms"])
+    unaligned = {wide: shipped[calibrate_streamk.WIDE_UNALIGNED], narrow: shipped[calibrate_streamk.NARROW_UNALIGNED]}
+    assert calibrate_streamk.pick_loss(unaligned, unaligned_shapes) < 1.05
     for data in sweeps["unaligned_"]:
         losses = [min(r["us"] for r in rows if r["label"] == "auto") / min(r["us"] for r in streamk_sweep.candidates(rows))
                   for shape, rows in streamk_sweep.by_shape(data["records"]).items() if not calibrate_streamk.in_place(*shape)]
