@@ -15,7 +15,7 @@ from triton.testing import do_bench
 import torch_grouped as tg
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
-from streamk_sweep import fill_splits  # noqa: E402
+from streamk_sweep import fill_splits, walk  # noqa: E402
 
 # Shapes of benchmarks/bench_streamk.py's corpus (seed 2026) whose pick changes (session 35).
 SHAPES = [(1647, 203, 20895), (1413, 142, 10793), (5117, 196, 6212), (378, 964, 3107), (128, 1432, 42927),
@@ -24,13 +24,13 @@ SHAPES = [(1647, 203, 20895), (1413, 142, 10793), (5117, 196, 6212), (378, 964, 
 
 
 def main(shapes):
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"{'shape':22s} {'tile':8s} {'fill':>4s} {'auto µs':>9s} {'fill µs':>9s} {'auto/fill':>9s}")
     for m, n, k in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
         tile_m, tile_n, _ = torch.ops.grouped._streamk_tile(a, b, 0)
-        s = fill_splits(sms, -(-m // tile_m) * -(-n // tile_n))  # (printed; split_k's default count)
+        plan_m, walkers = walk(a, b)  # (in clusters: pair tiles over the resident clusters)
+        s = fill_splits(walkers, -(-m // plan_m) * -(-n // tile_n))  # (printed; split_k's default count)
         runs = {"auto": lambda: tg.streamk_mm(a, b), "fill": lambda: tg.streamk_mm(a, b, decomposition="split_k")}
         ref = a.float() @ b.float()
         for name, fn in runs.items():
