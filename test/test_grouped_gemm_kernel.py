@@ -151,6 +151,41 @@ def test_short_last_tile_rows_in_a_deep_walk(tile, monkeypatch):
         check(o, r, torch.bfloat16)
 
 
+@pytest.mark.parametrize("tile", ["128x256", "128x128", "128x256c2", "128x256+tma"])
+@pytest.mark.parametrize("k_major", [True, False])
+@pytest.mark.parametrize("out_dtype", [None, torch.float32])
+def test_half_tiles_every_tail_length(tile, k_major, out_dtype, monkeypatch):
+    """A tile whose rows past its first 64 all lie beyond its group runs as a half tile (both
+    consumer warpgroups on its first 64 rows, each on half of its columns; session 38): groups
+    ending 1, 2, 31, 63, 64, 65 and 127 rows into their last tile row, after 0, 1 and 2 whole
+    ones (in clusters, pairs whose second CTA's rows are all past the group), and N = 392, whose
+    last column tile leaves the second warpgroup's half 8 columns (128 x 256) or none
+    (128 x 128); K in four blocks, the last partial; the zeros past the last offset (a half
+    tile of K = 0); the list API's groups too."""
+    force_tile(monkeypatch, tile)
+    g = torch.Generator().manual_seed(38 + len(tile) + 2 * k_major)
+    k, n = 200, 392
+    counts = [whole * 128 + tail for whole in (0, 1, 2) for tail in (1, 2, 31, 63, 64, 65, 127)]
+    random.Random(38).shuffle(counts)
+    offs = torch.tensor(counts, dtype=torch.int32).cumsum(0).to(torch.int32)
+    a = torch.randn(int(offs[-1]) + 37, k, generator=g).to("cuda", torch.bfloat16)
+    b = weights(len(counts), k, n, torch.bfloat16, k_major, g)
+    poison_next_allocation(a.shape[0] * n)
+    out = tg.grouped_mm(a, b, offs.cuda(), out_dtype=out_dtype)
+    ref = reference.grouped_mm(a, b, offs)
+    check(out, ref, torch.bfloat16)
+    assert torch.all(out[int(offs[-1]):] == 0)
+    starts, ends = [0] + offs.tolist()[:-1], offs.tolist()
+    for s, e in zip(starts, ends):  # each group's last tile row on its own: the half tiles' rows
+        tail = s + (e - s - 1) // 128 * 128
+        check(out[tail:e], ref[tail:e], torch.bfloat16)
+    la = [a[s:e] for s, e in zip(starts, ends)]
+    poison_next_allocation(int(offs[-1]) * n)
+    for o, r in zip(tg.gemm(la, list(b), out_dtype=out_dtype), reference.gemm(la, list(b))):
+        check(o, r, torch.bfloat16)
+        check(o[(o.shape[0] - 1) // 128 * 128:], r[(r.shape[0] - 1) // 128 * 128:], torch.bfloat16)
+
+
 # Every compiled tile configuration, forced through TORCH_GROUPED_TILE; 128x256c2 is the 2 x 1
 # clustered kernel (B multicast), which grouped_mm's forward forms take only under TORCH_GROUPED_CLUSTER=1;
 # "+tma" adds TORCH_GROUPED_TMA_STORE=1 (the 128x256 variant whose epilogue stores through TMA; none
