@@ -185,19 +185,6 @@ struct GroupedGemmConfig {
                                                     BKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN>());
   using TiledMma =
       decltype(cute::make_tiled_mma(MmaOp{}, cute::Layout<cute::Shape<cute::Int<Consumers>, cute::_1, cute::_1>>{}));
-  // Half tiles: a tile of the grouped walk whose rows past its first 64 all lie beyond its
-  // problem (the last tile row of a ragged expert that ends 1-64 rows into it) runs on its first
-  // 64 rows only, each consumer warpgroup on half of its columns (one 64 x BN/2 WGMMA tile from
-  // the same stages), so that both stay busy and no MMA multiplies padding rows. Padding is 20%
-  // of DeepSeek-V3's MMA rows (256 ± 16 rows an expert, 128-row tiles), and the kernel's time
-  // follows the MMA rows: 954 µs on the benchmark's routing against 792 with whole tiles (H100,
-  // session 38, tools/probe_padding.py). (Session 33's idle warpgroup that sat such tiles out
-  // ran slower: the other one then did all the tile's MMAs alone.) 16-bit, K-major A.
-  static constexpr bool HalfTiles = Mode_ == KernelMode::Grouped && Consumers == 2 && AKMajor && sizeof(T) == 2;
-  using HalfMmaOp = decltype(cute::GMMA::ss_op_selector<T, T, float, cute::Shape<cute::_64, cute::Int<BN / 2>, cute::Int<BK>>,
-                                                        cute::GMMA::Major::K,
-                                                        BKMajor ? cute::GMMA::Major::K : cute::GMMA::Major::MN>());
-  using HalfTiledMma = decltype(cute::make_tiled_mma(HalfMmaOp{}));  // one warpgroup
   using Pipeline = cutlass::PipelineTmaAsync<Stages>;
 
   struct alignas(1024) SharedStorage {
@@ -210,14 +197,6 @@ struct GroupedGemmConfig {
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + alignment slack
   static_assert(SmemBytes * CtasPerSm <= 227 * 1024, "shared memory beyond an SM's 227 KB");
-};
-
-// What the epilogue of a half tile (GroupedGemmConfig::HalfTiles) sees: a 64 x BN/2 tile of which
-// each warpgroup holds all the rows (store_tile with the warpgroup's columns as the tile).
-template <class Cfg>
-struct HalfTileConfig : Cfg {
-  static constexpr int BM = 64, BN = Cfg::BN / 2;
-  static __device__ __forceinline__ int first_row(int /* warpgroup */) { return 0; }
 };
 
 // One unit of a CTA's work: a tile and the range of its K blocks this CTA computes.
@@ -916,120 +895,6 @@ __device__ __forceinline__ void release_stage(typename Cfg::Pipeline& pipeline, 
   }
 }
 
-// The K loop of one unit: `kblocks` stages from `state` on, each waited for, multiplied into `acc`
-// (through `mma`'s descriptors tCrA / tCrB of every (k, stage)) and released; the unit's
-// accumulators in `acc`, zeros for an empty unit (K = 0). `total`: TF32's promoted sum
-// (Cfg::PromoteBlocks; unused otherwise).
-template <class Cfg, class Mma, class FragA, class FragB, class Acc, class Total>
-__device__ __forceinline__ void accumulate_unit(Mma& mma, const FragA& tCrA, const FragB& tCrB, Acc& acc, Total& total,
-                                                typename Cfg::Pipeline& pipeline, typename Cfg::SharedStorage& smem,
-                                                typename Cfg::Pipeline::PipelineState& state, int32_t kblocks,
-                                                int thread, UnitTimeline& timeline) {
-  using namespace cute;
-  auto promote = [&](bool first) __attribute__((always_inline)) {
-    CUTE_UNROLL
-    for (int i = 0; i < size(acc); ++i) total(i) = first ? acc(i) : total(i) + acc(i);
-  };
-  mma.accumulate_ = GMMA::ScaleOut::Zero;
-  auto previous = state;
-  for (int32_t kb = 0; kb < kblocks; ++kb) {
-    pipeline.consumer_wait(state);
-    timeline.first_block(kb);
-    // Row copies land through the generic proxy; WGMMA reads through the async one.
-    if constexpr (Cfg::RowCopies) cutlass::arch::fence_view_async_shared();
-    warpgroup_fence_operand(acc);
-    warpgroup_arrive();
-    CUTE_UNROLL
-    for (int k = 0; k < size<2>(tCrA); ++k) {
-      cute::gemm(mma, tCrA(_, _, k, state.index()), tCrB(_, _, k, state.index()), acc);
-      mma.accumulate_ = GMMA::ScaleOut::One;
-    }
-    warpgroup_commit_batch();
-    // Keep one batch of WGMMAs in flight: the previous one is done, so its stage is free.
-    warpgroup_wait<1>();
-    warpgroup_fence_operand(acc);
-    if (kb > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
-    previous = state;
-    ++state;
-    if constexpr (Cfg::PromoteBlocks > 0) {
-      if ((kb + 1) % Cfg::PromoteBlocks == 0 && kb + 1 < kblocks) {  // the chain ends here
-        warpgroup_wait<0>();
-        warpgroup_fence_operand(acc);
-        promote(kb + 1 == Cfg::PromoteBlocks);
-        mma.accumulate_ = GMMA::ScaleOut::Zero;
-      }
-    }
-  }
-  warpgroup_wait<0>();
-  // An empty unit (K = 0) stores zeros. The clear sits here, after the last wait and outside the
-  // WGMMA pipeline stage: before the K loop, a branch around it made ptxas serialize every WGMMA
-  // (C7515, 6-15% slower on long K), and predicated it cost 128 FSELs a tile (H100, session 23).
-  if (kblocks > 0) {
-    release_stage<Cfg>(pipeline, smem, previous, thread);
-  } else {
-    clear(acc);
-    __syncwarp();  // keeps the clear a branch (not predicated per register)
-  }
-  if constexpr (Cfg::PromoteBlocks > 0) {
-    if (kblocks > Cfg::PromoteBlocks) {  // the last chain onto the promoted sum: acc holds the total
-      warpgroup_fence_operand(acc);
-      CUTE_UNROLL
-      for (int i = 0; i < size(acc); ++i) acc(i) = total(i) + acc(i);
-    }
-  }
-}
-
-// A tile's (or half tile's: StoreCfg = HalfTileConfig) accumulators stored by the threads, in the
-// call's output type.
-template <class StoreCfg, class Acc, class Coords>
-__device__ __forceinline__ void store_tile_as(OutKind kind, const Acc& acc, const Coords& coords, const GroupProblem& q,
-                                              int64_t row0, int64_t col0, float* stage, int warpgroup, int thread) {
-  switch (kind) {
-    case OutKind::Float: store_tile<float, StoreCfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
-    case OutKind::BFloat16: store_tile<__nv_bfloat16, StoreCfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
-    default: store_tile<__half, StoreCfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
-  }
-}
-
-// A half tile (GroupedGemmConfig::HalfTiles), unit `u`: both consumer warpgroups on the tile's
-// first 64 rows, warpgroup w on columns [w·BN/2, (w + 1)·BN/2), from the stages the producer
-// filled as for any tile (A's first 64 rows, B's half w), each then storing its 64 x BN/2 block.
-// Its accumulators are the first half of the whole tile's (`acc`'s registers, which are live
-// from tile to tile: a fragment of its own would add 64 registers a thread).
-template <class Cfg, class Acc>
-__device__ __forceinline__ void consume_half_tile(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
-                                                  typename Cfg::SharedStorage& smem,
-                                                  typename Cfg::Pipeline::PipelineState& state, const WorkUnit& u,
-                                                  Acc& acc, int thread, UnitTimeline& timeline) {
-  using namespace cute;
-  using Half = HalfTileConfig<Cfg>;
-  const int warpgroup = thread / 128;
-  typename Cfg::HalfTiledMma mma;
-  auto thr = mma.get_thread_slice(thread % 128);
-  Tensor sA = make_tensor(make_smem_ptr(smem.a), typename Cfg::SmemLayoutA{});
-  Tensor sB = make_tensor(make_smem_ptr(smem.b), typename Cfg::SmemLayoutB{});
-  // (64-row and BN/2-row slices of the stages: 8 and 16 KB apart, whole swizzle patterns)
-  Tensor sA_rows = flat_divide(sA, Shape<_64, Int<Cfg::BK>>{})(_, _, 0, 0, _);
-  Tensor sB_half = flat_divide(sB, Shape<Int<Half::BN>, Int<Cfg::BK>>{})(_, _, warpgroup, 0, _);
-  Tensor tCrA = thr.make_fragment_A(thr.partition_A(sA_rows));
-  Tensor tCrB = thr.make_fragment_B(thr.partition_B(sB_half));
-  using HalfAcc = decltype(partition_fragment_C(mma, Shape<_64, Int<Half::BN>>{}));
-  static_assert(decltype(cosize(typename HalfAcc::layout_type{}))::value <= decltype(size(acc))::value,
-                "the half tile's accumulators fit in the tile's");
-  Tensor half_acc = make_tensor(acc.data(), typename HalfAcc::layout_type{});
-  Tensor coords = thr.partition_C(make_identity_tensor(Shape<_64, Int<Half::BN>>{}));
-  accumulate_unit<Cfg>(mma, tCrA, tCrB, half_acc, half_acc, pipeline, smem, state, u.kb_end - u.kb_begin, thread,
-                       timeline);
-  timeline.stamp(TimelineEvent::KLoop, -1, u.kb_end - u.kb_begin);
-  if constexpr (Cfg::TmaStore) {  // the threads store through the TMA stores' buffers: the engine must have read them
-    if (thread % 128 == 0) cute::tma_store_wait<0>();
-    cutlass::arch::NamedBarrier::sync(128, 1 + warpgroup);
-  }
-  const int64_t row0 = int64_t(u.tile.tile_m) * Cfg::BM, col0 = int64_t(u.tile.tile_n) * Cfg::BN + warpgroup * Half::BN;
-  store_tile_as<Half>(p.out_kind, half_acc, coords, u.q, row0, col0, smem.epilogue[warpgroup], warpgroup, thread);
-  timeline.stamp(TimelineEvent::Store, -1);
-}
-
 template <class Cfg>
 __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::Pipeline& pipeline,
                                         typename Cfg::SharedStorage& smem, int thread) {
@@ -1042,7 +907,13 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
   Tensor tCrB = thr.make_fragment_B(thr.partition_B(sB));
   Tensor acc = partition_fragment_C(mma, Shape<Int<Cfg::BM>, Int<Cfg::BN>>{});
   Tensor coords = thr.partition_C(make_identity_tensor(Shape<Int<Cfg::BM>, Int<Cfg::BN>>{}));
-  Tensor total = make_fragment_like(acc);  // (TF32: the promoted sum of the accumulation chains, Cfg::PromoteBlocks)
+
+  // (TF32: the promoted sum of the accumulation chains, Cfg::PromoteBlocks; unused otherwise)
+  Tensor total = make_fragment_like(acc);
+  auto promote = [&](bool first) __attribute__((always_inline)) {
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc); ++i) total(i) = first ? acc(i) : total(i) + acc(i);
+  };
 
   WorkUnits<Cfg> units(p, shared_offsets<Cfg>(p, smem));
   typename Cfg::Pipeline::PipelineState state;
@@ -1055,13 +926,53 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
     timeline.stamp(TimelineEvent::Walked);
     const GroupProblem& q = u.q;
     const int32_t kblocks = u.kb_end - u.kb_begin;
-    if constexpr (Cfg::HalfTiles) {
-      if (int64_t(u.tile.tile_m) * Cfg::BM + 64 >= q.m) {  // rows 64.. of the tile all past the problem
-        consume_half_tile<Cfg>(p, pipeline, smem, state, u, acc, thread, timeline);
-        continue;
+    mma.accumulate_ = GMMA::ScaleOut::Zero;
+    auto previous = state;
+    for (int32_t kb = 0; kb < kblocks; ++kb) {
+      pipeline.consumer_wait(state);
+      timeline.first_block(kb);
+      // Row copies land through the generic proxy; WGMMA reads through the async one.
+      if constexpr (Cfg::RowCopies) cutlass::arch::fence_view_async_shared();
+      warpgroup_fence_operand(acc);
+      warpgroup_arrive();
+      CUTE_UNROLL
+      for (int k = 0; k < size<2>(tCrA); ++k) {
+        cute::gemm(mma, tCrA(_, _, k, state.index()), tCrB(_, _, k, state.index()), acc);
+        mma.accumulate_ = GMMA::ScaleOut::One;
+      }
+      warpgroup_commit_batch();
+      // Keep one batch of WGMMAs in flight: the previous one is done, so its stage is free.
+      warpgroup_wait<1>();
+      warpgroup_fence_operand(acc);
+      if (kb > 0) release_stage<Cfg>(pipeline, smem, previous, thread);
+      previous = state;
+      ++state;
+      if constexpr (Cfg::PromoteBlocks > 0) {
+        if ((kb + 1) % Cfg::PromoteBlocks == 0 && kb + 1 < kblocks) {  // the chain ends here
+          warpgroup_wait<0>();
+          warpgroup_fence_operand(acc);
+          promote(kb + 1 == Cfg::PromoteBlocks);
+          mma.accumulate_ = GMMA::ScaleOut::Zero;
+        }
       }
     }
-    accumulate_unit<Cfg>(mma, tCrA, tCrB, acc, total, pipeline, smem, state, kblocks, thread, timeline);
+    warpgroup_wait<0>();
+    // An empty unit (K = 0) stores zeros. The clear sits here, after the last wait and outside the
+    // WGMMA pipeline stage: before the K loop, a branch around it made ptxas serialize every WGMMA
+    // (C7515, 6-15% slower on long K), and predicated it cost 128 FSELs a tile (H100, session 23).
+    if (kblocks > 0) {
+      release_stage<Cfg>(pipeline, smem, previous, thread);
+    } else {
+      clear(acc);
+      __syncwarp();  // keeps the clear a branch (not predicated per register)
+    }
+    if constexpr (Cfg::PromoteBlocks > 0) {
+      if (kblocks > Cfg::PromoteBlocks) {  // the last chain onto the promoted sum: acc holds the total
+        warpgroup_fence_operand(acc);
+        CUTE_UNROLL
+        for (int i = 0; i < size(acc); ++i) acc(i) = total(i) + acc(i);
+      }
+    }
     timeline.stamp(TimelineEvent::KLoop, Cfg::StreamK ? u.linear_tile : -1, kblocks);
 
     if constexpr (Cfg::StreamK) {
@@ -1118,7 +1029,11 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
       if (thread % 128 == 0) cute::tma_store_wait<0>();
       cutlass::arch::NamedBarrier::sync(128, 1 + warpgroup);
     }
-    store_tile_as<Cfg>(p.out_kind, acc, coords, q, row0, col0, stage, warpgroup, thread);
+    switch (p.out_kind) {
+      case OutKind::Float: store_tile<float, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
+      case OutKind::BFloat16: store_tile<__nv_bfloat16, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
+      default: store_tile<__half, Cfg>(acc, coords, q, row0, col0, stage, warpgroup, thread); break;
+    }
     timeline.stamp(TimelineEvent::Store, Cfg::StreamK ? u.linear_tile : -1);
   }
   timeline.print(warpgroup, thread);
