@@ -55,6 +55,18 @@ def group_sizes(groups, tokens, routing, generator):
     return counts
 
 
+def forward_problems(names, device="cuda"):
+    """The forward GPU cases named, as (name, a, b, counts): each with the counts the benchmark's
+    routing gives it (every case's drawn in order, as cases() draws them) and fresh operands, B
+    K-major as in cases(). For the tools that time or profile these cases another way."""
+    g = torch.Generator().manual_seed(0)
+    for name, groups, n, k, tokens, dtype, routing in GPU_CASES:
+        counts = group_sizes(groups, tokens, routing, g)
+        if name in names:
+            yield (name, torch.randn(tokens, k, device=device, dtype=dtype),
+                   torch.randn(groups, n, k, device=device, dtype=dtype).mT, counts)
+
+
 def cases(device):
     g = torch.Generator().manual_seed(0)
     for name, groups, n, k, tokens, dtype, routing in (GPU_CASES if on_gpu(device) else CPU_CASES):

@@ -175,7 +175,7 @@ def test_every_tail_length(tile, k_major, out_dtype, monkeypatch):
     check(out, ref, torch.bfloat16)
     assert torch.all(out[int(offs[-1]):] == 0)
     starts, ends = [0] + offs.tolist()[:-1], offs.tolist()
-    for s, e in zip(starts, ends):  # each group's last tile row on its own: the half tiles' rows
+    for s, e in zip(starts, ends):  # each group's last tile row on its own
         tail = s + (e - s - 1) // 128 * 128
         check(out[tail:e], ref[tail:e], torch.bfloat16)
     la = [a[s:e] for s, e in zip(starts, ends)]

@@ -1,7 +1,8 @@
 """What the padding rows of MoE experts cost: grouped_mm's forward cases timed with the benchmark's
 routing, and with the same rows dealt so that no expert has a ragged last tile row (every count a
-multiple of 128), ours and torch._grouped_mm, in turn (benchmarks/common.time_in_turn). The
-difference bounds what a kernel that skips the padding rows could gain (issue 5; session 38).
+multiple of 128), ours and torch._grouped_mm, in turn (benchmarks/common.time_in_turn). Whole
+tiles take fewer tiles, so the difference is what the padding tiles' operand traffic costs: a
+kernel that only skipped the padding rows' MMAs gained nothing (issue 5; session 38, NOTES).
     PYTHONPATH=$PWD:benchmarks python3 tools/probe_padding.py
 """
 import os
@@ -10,7 +11,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-from bench_grouped_mm import GPU_CASES, group_sizes  # noqa: E402
+from bench_grouped_mm import forward_problems  # noqa: E402
 from common import time_in_turn  # noqa: E402
 
 import torch_grouped as tg  # noqa: E402
@@ -34,14 +35,8 @@ def padded_rows(counts, tile=128):
 
 
 def main():
-    g = torch.Generator().manual_seed(0)
     print(f"{'case':42s} {'routing':12s} {'rows':>6s} {'MMA rows':>8s} {'ours µs':>9s} {'peer µs':>9s}")
-    for name, groups, n, k, tokens, dtype, routing in GPU_CASES:
-        counts = group_sizes(groups, tokens, routing, g)  # drawn for every case: the benchmark's sequence
-        if name not in WANTED:
-            continue
-        a = torch.randn(tokens, k, device="cuda", dtype=dtype)
-        b = torch.randn(groups, n, k, device="cuda", dtype=dtype).mT
+    for name, a, b, counts in forward_problems(WANTED):
         for label, c in (("benchmark", counts), ("whole tiles", whole_tiles(counts))):
             offs = c.cumsum(0).to(torch.int32).cuda()
             times = time_in_turn({"ours": lambda: tg.grouped_mm(a, b, offs),

@@ -14,7 +14,7 @@ import torch
 from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-from bench_grouped_mm import GPU_CASES, group_sizes  # noqa: E402
+from bench_grouped_mm import forward_problems  # noqa: E402
 
 import torch_grouped as tg  # noqa: E402
 
@@ -37,14 +37,9 @@ def rotating_us(fn, weights, calls=3 * LAYERS):
 
 
 def main(wanted):
-    g = torch.Generator().manual_seed(0)
     print(f"{'case':40s} {'setting':20s} {'rotating µs':>12s} {'one layer (do_bench) µs':>24s}")
-    for name, groups, n, k, tokens, dtype, routing in GPU_CASES:
-        counts = group_sizes(groups, tokens, routing, g)  # drawn for every case: the benchmark's sequence
-        if name not in wanted:
-            continue
-        a = torch.randn(tokens, k, device="cuda", dtype=dtype)
-        weights = [torch.randn(groups, n, k, device="cuda", dtype=dtype).mT for _ in range(LAYERS)]
+    for name, a, b, counts in forward_problems(wanted):
+        weights = [b] + [torch.randn_like(b.mT).mT for _ in range(LAYERS - 1)]
         offs = counts.cumsum(0).to(torch.int32).cuda()
         fns = {"ours": lambda b: tg.grouped_mm(a, b, offs), "ours, clusters": lambda b: tg.grouped_mm(a, b, offs),
                "torch._grouped_mm": lambda b: torch._grouped_mm(a, b, offs=offs)}
@@ -62,7 +57,7 @@ def main(wanted):
         for setting in SETTINGS:
             print(f"{name:40s} {setting:20s} {statistics.median(rotating[setting]):12.1f} "
                   f"{statistics.median(single[setting]):24.1f}", flush=True)
-        del weights, a
+        del weights, a, b
         torch.cuda.empty_cache()
 
 
