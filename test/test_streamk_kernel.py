@@ -595,8 +595,8 @@ def test_clusters_by_default(m, n, k, monkeypatch):
 def test_walk_reports_the_plan_that_runs(m, n, k, monkeypatch):
     """_streamk_walk (the sweeps' features read the plan through it) reports the walk streamk_mm
     runs: 256-row pair tiles over the resident clusters (at most half the grid) where the call runs
-    in clusters, else 128-row tiles over the grid; a smaller grid, a forced setting and a dtype
-    without our kernel are answered too."""
+    in clusters, else 128-row tiles over the grid; under a smaller grid and a forced setting too;
+    a dtype our kernel does not take (fp32: its TF32 path has no clustered walk) is refused."""
     monkeypatch.delenv("TORCH_GROUPED_STREAMK_CLUSTER", raising=False)
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
     a, b = operands(m, n, k)
