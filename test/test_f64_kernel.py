@@ -21,13 +21,18 @@ def fp64_kernels(monkeypatch):
     monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "1")
 
 
+def dmma_kernels(fn):
+    """The DMMA kernels fn launches, as (rank2k, a_k_fast, b_k_fast) each: dmma_kernel<Shape,
+    Rank2K, AKFast, BKFast>. (The profiler does not run under compute-sanitizer, so only the
+    *_takes_its_kernel tests call this, and gpu_check's sanitizer areas leave those out.)"""
+    found = (re.search(r"dmma_kernel<.*?DmmaShape<[^>]*>, (true|false), (true|false), (true|false)>", n)
+             for n in kernels_launched(fn))
+    return [tuple(flag == "true" for flag in m.groups()) for m in found if m]
+
+
 def dmma_launches(fn, rank2k=False):
-    """How many DMMA kernels (the GEMM walk's, or Rank2K's) fn launches. (The profiler does not
-    run under compute-sanitizer, so only the *_takes_its_kernel tests call this, and gpu_check's
-    sanitizer areas leave those out.)"""
-    walk = "true" if rank2k else "false"
-    found = (re.search(r"dmma_kernel<.*, (true|false)>", n) for n in kernels_launched(fn))
-    return sum(1 for m in found if m and m[1] == walk)
+    """How many DMMA kernels (the GEMM walk's, or Rank2K's) fn launches."""
+    return sum(1 for kernel in dmma_kernels(fn) if kernel[0] == rank2k)
 
 
 def randn(*shape, seed, layout="rows"):
@@ -79,6 +84,34 @@ def test_gemm_many_small_groups():
     poison()
     for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
         check(o, r)
+
+
+def uniform_list_problem(a_layout, b_layout):
+    """list_problem's sizes with one layout for every A and one for every B: a kernel of one
+    operand orientation (an A in rows or offset rows has unit K stride, a B in columns)."""
+    sizes = [(1, 1, 1), (65, 63, 17), (130, 200, 33), (0, 5, 7), (9, 11, 0), (300, 70, 129), (16, 96, 5)]
+    a = [randn(m, k, seed=2 * i, layout=a_layout) for i, (m, n, k) in enumerate(sizes)]
+    b = [randn(k, n, seed=2 * i + 1, layout=b_layout) for i, (m, n, k) in enumerate(sizes)]
+    return a, b
+
+
+@pytest.mark.parametrize("a_layout", LAYOUTS)
+@pytest.mark.parametrize("b_layout", LAYOUTS)
+def test_gemm_every_operand_orientation(a_layout, b_layout):
+    a, b = uniform_list_problem(a_layout, b_layout)
+    poison()
+    for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
+        check(o, r)
+
+
+@pytest.mark.parametrize("a_layout", LAYOUTS)
+@pytest.mark.parametrize("b_layout", LAYOUTS)
+def test_gemm_orientation_takes_its_kernel(a_layout, b_layout):
+    """The kernel compiled for the operands' orientation: unit K stride in every A (B) or not."""
+    a, b = uniform_list_problem(a_layout, b_layout)
+    assert dmma_kernels(lambda: tg.gemm(a, b)) == [(False, a_layout != "cols", b_layout == "cols")]
+    mixed_a, mixed_b = list_problem()
+    assert dmma_kernels(lambda: tg.gemm(mixed_a, mixed_b)) == [(False, False, False)]
 
 
 def test_gemm_takes_its_kernel_only_when_asked(monkeypatch):
@@ -171,7 +204,7 @@ def test_moe_gradients():
     check(b.grad, b_ref.grad)
 
 
-# syr2k (the Rank2K kernel): orders at and off the 64-tile, K = 0 and 1, every layout.
+# syr2k (the Rank2K kernel): orders at and off the tiles (128 x 64), K = 0 and 1, every layout.
 SYR2K_SIZES = [(1, 1), (64, 16), (65, 37), (130, 0), (200, 1), (90, 129), (300, 24)]
 
 
@@ -197,6 +230,32 @@ def test_syr2k_matches_float64_and_is_symmetric(uplo, with_c):
 def test_syr2k_takes_its_kernel():
     a, b, c = syr2k_problem()
     assert dmma_launches(lambda: tg.syr2k(a, b, c, uplo="L", beta=1.0), rank2k=True) == 1
+
+
+def uniform_syr2k_problem(a_layout, b_layout):
+    a = [randn(n, k, seed=100 + i, layout=a_layout) for i, (n, k) in enumerate(SYR2K_SIZES)]
+    b = [randn(n, k, seed=200 + i, layout=b_layout) for i, (n, k) in enumerate(SYR2K_SIZES)]
+    return a, b
+
+
+@pytest.mark.parametrize("a_layout", LAYOUTS)
+@pytest.mark.parametrize("b_layout", LAYOUTS)
+def test_syr2k_every_operand_orientation(a_layout, b_layout):
+    a, b = uniform_syr2k_problem(a_layout, b_layout)
+    poison()
+    for o, r in zip(tg.syr2k(a, b, uplo="U", alpha=-0.5), reference.syr2k(a, b, None, "U", -0.5, 0.0)):
+        check(o, r)
+        assert torch.equal(o, o.T), "not exactly symmetric"
+
+
+@pytest.mark.parametrize("a_layout", LAYOUTS)
+@pytest.mark.parametrize("b_layout", LAYOUTS)
+def test_syr2k_orientation_takes_its_kernel(a_layout, b_layout):
+    """The passes swap a and b between the tile's slots, so one orientation serves both: the
+    unit-K-stride kernel where every a and b allows it, else the general one."""
+    a, b = uniform_syr2k_problem(a_layout, b_layout)
+    fast = a_layout != "cols" and b_layout != "cols"
+    assert dmma_kernels(lambda: tg.syr2k(a, b)) == [(True, fast, fast)]
 
 
 def test_syr2k_gemm_scheduler(monkeypatch):

@@ -8,8 +8,9 @@ and past the edges, that every shared-memory element of a block is written exact
 fragment read lands outside the block, and that the tile equals the float64 product. Then
 grouped_mm's four forms as the host code describes them (cuda/dmma_cuda.cpp's operand views,
 resolve_group's ranges and origins, problem_operands' offsets), each problem read through those
-views from the tensors' storage, against the reference. Two tile shapes: the kernel's and a
-non-square one, which the loaders and the triangle walk allow too. A check of index math before a
+views from the tensors' storage, against the reference. Two tile shapes: the kernel's (128 x 64) and
+a square one, which the loaders and the triangle walk allow too; each tile in the kernel of its
+operands' orientation (unit K stride or not) and in the general one. A check of index math before a
 GPU run (it found session 20's K-offset bug); it proves the formulas consistent, not the CUDA code
 that carries them.
     python tools/emulate_dmma.py"""
@@ -25,7 +26,8 @@ import reference  # noqa: E402  (test/reference.py: the float64 reference of eve
 
 BK = 16
 # Tile shapes (BM, BN, warps along M and N; set by use_shape()): the kernel's (dmma_grouped.cuh's
-# DmmaTileShape), and a non-square one, which the loaders and the triangle walk allow too.
+# DmmaTileShape, 128 x 64 since session 39), and a square one, which the loaders and the triangle
+# walk allow too.
 SHAPES = {"64x64": (64, 64, 2, 2), "128x64": (128, 64, 2, 2)}
 BM = BN = THREADS = WARPS_M = WARPS_N = WARP_M = WARP_N = None
 
@@ -36,57 +38,57 @@ def use_shape(name):
     THREADS, WARP_M, WARP_N = 32 * WARPS_M * WARPS_N, BM // WARPS_M, BN // WARPS_N
 
 
-def layout(k_stride, rows):
-    """operand_layout: (row, k) element strides of a block in shared memory."""
-    return (BK + 4, 1) if k_stride == 1 else (1, rows + 4)
+def layout(k_fast, rows):
+    """OperandLayout<Rows, KFast>: (row, k) element strides of a block in shared memory."""
+    return (BK + 4, 1) if k_fast else (1, rows + 4)
 
 
 def block_elems(rows):
     return max(rows * (BK + 4), BK * (rows + 4))
 
 
-def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows):
-    """BlockLoader's construction and load(), for all threads: the block as shared memory holds it."""
-    at_row, at_k = layout(k_stride, tile_rows)
+def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows, k_fast):
+    """BlockLoader<Shape, Rows, KFast>'s construction and load(), for all threads: the block as shared
+    memory holds it. k_fast is the kernel's orientation (DmmaArgs::a_k_fast / b_k_fast), which the
+    host sets only where the operand's K stride is 1; the general loader (False) takes any strides."""
+    assert not k_fast or k_stride == 1, "a KFast kernel on an operand without unit K stride"
+    at_row, at_k = layout(k_fast, tile_rows)
     smem = np.full(block_elems(tile_rows), np.nan)
     writes = np.zeros(block_elems(tile_rows), dtype=int)
-    k_fastest = at_k == 1
     per_thread = tile_rows * BK // THREADS
+    row_step, k_step = THREADS // BK, THREADS // tile_rows
     for tid in range(THREADS):
-        r = tid // BK if k_fastest else tid % tile_rows
-        row_step = THREADS // BK if k_fastest else 0
-        k0 = tid % BK if k_fastest else tid // tile_rows
-        k_step = 0 if k_fastest else THREADS // tile_rows
+        r = tid // BK if k_fast else tid % tile_rows
+        k0 = tid % BK if k_fast else tid // tile_rows
+        k_rem = k - k0
         rows_left = rows - row0 - r
-        if k_fastest:
-            fixed = 0 if rows_left <= 0 else per_thread if rows_left >= per_thread * row_step else -(-rows_left // row_step)
-        else:
-            fixed = int(rows_left > 0)
+        span = per_thread * row_step if k_fast else 1
+        rows_in = 0 if rows_left <= 0 else min(rows_left, span)
+        fixed = -(-rows_in // row_step) if k_fast else rows_in
         src = base + (row0 + r) * row_stride + k0 * k_stride if rows_left > 0 else base
-        src_step = row_step * row_stride + k_step * k_stride
-        block_step = BK * k_stride
-        dst, dst_step = r * at_row + k0 * at_k, row_step * at_row + k_step * at_k
-        k_left = k - kb * BK - k0
-        if k_step == 0:
-            limit = fixed if k_left > 0 else 0
-        else:
-            ks = 0 if k_left <= 0 else -(-k_left // k_step)
-            limit = fixed * min(ks, per_thread)
-        s = src + kb * block_step
+        src_step = row_step * row_stride if k_fast else k_step * k_stride
+        dst = r * at_row + k0 * at_k
+        dst_step = row_step * at_row if k_fast else k_step * at_k
+        k_left = k_rem - kb * BK
+        k_in = 0 if k_left <= 0 else min(k_left, BK)
+        limit = (fixed if k_in > 0 else 0) if k_fast else fixed * -(-k_in // k_step)
+        s = src + kb * (BK if k_fast else (BK // k_step) * src_step)
         for u in range(per_thread):
             inside = u < limit
-            smem[dst + u * dst_step] = mem[s + u * src_step] if inside else 0.0
+            smem[dst + u * dst_step] = mem[s] if inside else 0.0
             writes[dst + u * dst_step] += 1
+            s += src_step
     used = [rr * at_row + cc * at_k for rr in range(tile_rows) for cc in range(BK)]
     assert all(writes[i] == 1 for i in used), "a block element written other than once"
     assert writes.sum() == len(used), "a copy outside the block"
     return smem, (at_row, at_k)
 
 
-def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, rank2k=False):
+def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, rank2k=False):
     """The kernel's K loop over tile (tile_m, tile_n) of one problem (a_view/b_view = (base,
-    row_stride, k_stride)); Rank2K: twice the blocks, the second pass with the operands' roles
-    swapped. Returns for_each_element's (row, col, value) of every thread."""
+    row_stride, k_stride)) in the kernel of orientation fast = (AKFast, BKFast); Rank2K: two passes,
+    the second with the operands' roles swapped (its kernels have AKFast == BKFast). Returns
+    for_each_element's (row, col, value) of every thread."""
     row0, col0 = tile_m * BM, tile_n * BN
     warps = WARPS_M * WARPS_N
     acc = np.zeros((warps, 32, WARP_M // 16, WARP_N // 8, 4))  # warp, lane, i, j, value
@@ -94,8 +96,8 @@ def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, rank2k=Fal
     for kb in range(2 * kblocks if rank2k else kblocks):
         second = rank2k and kb >= kblocks
         (am, av), (bm, bv) = ((b_mem, b_view), (a_mem, a_view)) if second else ((a_mem, a_view), (b_mem, b_view))
-        a_s, (ar, ak) = load_block(am, *av, m, k, row0, kb - kblocks if second else kb, BM)
-        b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kb - kblocks if second else kb, BN)
+        a_s, (ar, ak) = load_block(am, *av, m, k, row0, kb - kblocks if second else kb, BM, fast[1] if second else fast[0])
+        b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kb - kblocks if second else kb, BN, fast[0] if second else fast[1])
         for warp in range(warps):
             warp_row, warp_col = (warp // WARPS_N) * WARP_M, (warp % WARPS_N) * WARP_N
             for half, i, j in itertools.product(range(2), range(WARP_M // 16), range(WARP_N // 8)):
@@ -122,17 +124,17 @@ def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, rank2k=Fal
     return elements
 
 
-def tile(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n):
+def tile(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast):
     """store_gemm_tile: {(row, col): value} of the elements inside the problem."""
     out = {}
-    for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n):
+    for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast):
         if row < m and col < n:
             assert (row, col) not in out, "an element stored twice"
             out[row, col] = v
     return out
 
 
-def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles):
+def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles, fast):
     """syr2k of one problem: the walk's tiles (the triangle's, or all), store_rank2k_tile each."""
     out, writes = np.zeros((n, n)), np.zeros((n, n), dtype=int)
     # the triangle walk (rank2k_visitor.h): the tiles of the macro tiles (side max(BM, BN)) in the
@@ -141,7 +143,7 @@ def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, al
     tiles = [(i, j) for i in range(-(-n // BM)) for j in range(-(-n // BN))
              if all_tiles or ((j * BN // side <= i * BM // side) if lower else (i * BM // side <= j * BN // side))]
     for tm, tn in tiles:
-        for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, n, n, k, tm, tn, rank2k=True):
+        for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, n, n, k, tm, tn, (fast, fast), rank2k=True):
             if row >= n or col >= n:
                 continue
             in_triangle = row >= col if lower else row <= col
@@ -170,16 +172,19 @@ def check_rank2k(rng):
         b_mem, b_view, b = operand(rng, n, k, kb_)
         c = rng.standard_normal((n, n)) if with_c else None
         alpha, beta = 0.7, -1.3
-        out = rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles)
         sym = None
         if c is not None:  # beta's c: its `uplo` triangle, mirrored
             tri = np.tril(c) if lower else np.triu(c)
             sym = tri + tri.T - np.diag(np.diag(c))
         ref = alpha * (a @ b.T + b @ a.T) + (beta * sym if sym is not None else 0.0)
-        assert np.abs(out - ref).max() < 1e-12 * max(1.0, np.abs(ref).max()), (n, k, ka, kb_, lower, with_c, all_tiles)
-        if not all_tiles:
-            assert (out == out.T).all(), "not exactly symmetric"
-        count += 1
+        # launch_dmma's choice (the KFast kernel where a and b both have unit K stride), and the
+        # general kernel on every operand
+        for fast in sorted({a_view[2] == 1 and b_view[2] == 1, False}):
+            out = rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles, fast)
+            assert np.abs(out - ref).max() < 1e-12 * max(1.0, np.abs(ref).max()), (n, k, ka, kb_, lower, with_c, all_tiles)
+            if not all_tiles:
+                assert (out == out.T).all(), "not exactly symmetric"
+            count += 1
     return count
 
 
@@ -282,7 +287,7 @@ def main():
     for shape in SHAPES:
         use_shape(shape)
         check_tiles(rng, shape)
-        print(f"{shape}: {check_rank2k(rng)} syr2k problems (Rank2K: both passes, alpha, beta·c from either triangle, "
+        print(f"{shape}: {check_rank2k(rng)} syr2k runs (Rank2K: both passes, alpha, beta·c from either triangle, "
               "the triangle walk with mirrors and the GEMM walk): every element written once, exactly symmetric, "
               "equal to float64's")
     print(f"{check_forms(rng)} grouped_mm problems (four forms x 9 layout pairs) read through the host's views: "
@@ -297,14 +302,17 @@ def check_tiles(rng, shape):
         a_mem, a_view, a = operand(rng, m, k, ka)
         b_mem, b_view, bt = operand(rng, n, k, kb_)  # B as rows N x K: B(k, j) = bt[j, k]
         ref = a @ bt.T
-        for tm, tn in itertools.product(range(-(-m // BM)), range(-(-n // BN))):
-            out = tile(a_mem, a_view, b_mem, b_view, m, n, k, tm, tn)
+        # the kernel of the operands' orientation, and the general one (a list of mixed layouts)
+        for fast, tm, tn in itertools.product(sorted({(a_view[2] == 1, b_view[2] == 1), (False, False)}),
+                                              range(-(-m // BM)), range(-(-n // BN))):
+            out = tile(a_mem, a_view, b_mem, b_view, m, n, k, tm, tn, fast)
             expect = {(r, c) for r in range(tm * BM, min(m, tm * BM + BM)) for c in range(tn * BN, min(n, tn * BN + BN))}
             assert set(out) == expect, "the tile's stores do not cover its elements"
             err = max(abs(v - ref[rc]) for rc, v in out.items())
             assert err < 1e-12 * max(1.0, abs(ref).max()), (m, n, k, ka, kb_, tm, tn, err)
             cases += 1
-    print(f"{shape}: {cases} tiles over 5 shapes x 9 layout pairs: every block element written once, every fragment "
+    print(f"{shape}: {cases} tiles over 5 shapes x 9 layout pairs, in the kernel of their orientation and the general "
+          "one: every block element written once, every fragment "
           "inside its block, every output element stored once and equal to float64's")
 
 

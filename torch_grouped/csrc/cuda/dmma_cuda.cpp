@@ -76,6 +76,8 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, Tiles tiles,
   p.shape.precomputed_stride = stride;
   p.shape.out_kind = kernels::OutKind::Double;
   p.list_operands = reinterpret_cast<const DmmaListOperands*>(dbase + operands_at);
+  p.a_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.a); });
+  p.b_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.b); });
   if constexpr (rank2k) {
     p.shape.triangle = tiles;
     kernels::launch_dmma_rank2k(p, static_cast<int>(walkers), stream.stream());
@@ -202,6 +204,7 @@ bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::op
   g.ldc = out.size(-1);
   g.out_kind = kernels::OutKind::Double;
   g.tiles = sched::GemmTiles{kTile, panel};
+  p.a_k_fast = kernels::k_fast(p.a), p.b_k_fast = kernels::k_fast(p.b);
   const int device = a.get_device();
   // the grid: every resident CTA, or as many as the walk has tiles at most if fewer
   const int64_t bound = sched::form_tiles(g.form, g.m, g.n, s.groups, kTile, s.groups + 1);

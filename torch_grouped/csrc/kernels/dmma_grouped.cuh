@@ -1,15 +1,18 @@
 // Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k8.f64, sm_90):
 // grouped GEMM for gemm's list API and every form of grouped_mm (seed 000's grouped problem
 // visitor), and Rank2K for syr2k (its triangle walk), both through tile_walker.cuh as the WGMMA
-// kernels walk; 64 x 64 tiles, a CTA of four warps (2 x 2, each 32 x 32 of the tile), two CTAs an
-// SM, K in blocks of 16 through a four-stage cp.async pipeline with double-buffered fragments,
-// fp64 accumulators, stores straight from the registers.
+// kernels walk; 128 x 64 tiles, a CTA of four warps (2 x 2, each 64 x 32 of the tile: cuBLAS's
+// dgemm shape), two CTAs an SM, K in blocks of 16 through a three-stage cp.async pipeline with
+// double-buffered fragments, fp64 accumulators, stores straight from the registers.
 //
 // Operands are read where they lie, through pointers and element strides (dmma_launch.h): 8-byte
 // cp.async needs no more alignment than a double has, so transposed, strided and offset views
-// need no copy. Each operand block lands in shared memory in the orientation its global layout
-// fills with consecutive threads (coalesced reads, unconflicted writes), and rows are padded so
-// that the fragment reads hit distinct banks either way.
+// need no copy. Each kernel is compiled for its operands' orientation (DmmaArgs::a_k_fast,
+// b_k_fast): an operand with unit K stride lands in shared memory as [row][k], filled along K by
+// consecutive threads, any other (the general loads) as [k][row], filled along rows; rows are
+// padded so that the fragment reads hit distinct banks either way. The orientation is a template
+// parameter so that the K loop holds no layout or loader branches: 128 accumulator and 96 fragment
+// registers leave ~30 for everything else at this tile.
 #pragma once
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
@@ -40,12 +43,12 @@ struct DmmaShape {
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
 };
-// The kernel's shape: 64 x 64 tiles, four warps of 32 x 32, four stages, two CTAs an SM (228
-// registers, 2 x 80 KB of shared memory). Measured on the H100 (benchmarks/NOTES.md, session 21)
-// against 128 x 64 tiles of 64 x 32 warps (cuBLAS's dgemm shape) with three stages and one
-// fragment set, and 128 x 128 tiles of eight such warps with this pipeline, which spill at 255
-// registers: this shape was the fastest on every case (4 x 4096^3: 14.3 ms, against 15.0 and 19.9).
-using DmmaTileShape = DmmaShape<kDmmaTileM, kDmmaTileN, 2, 2, 4, 2>;
+// The kernel's shape: 128 x 64 tiles, four warps of 64 x 32, three stages, two CTAs an SM (255
+// registers, 2 x 90 KB of shared memory). Session 21 measured 64 x 64 tiles fastest (4 x 4096^3:
+// 14.3 ms against cuBLAS's 10.0) because this shape spilled in the K loop with a runtime-layout
+// loader; session 39 made the orientation a template parameter and the loader lean (a few
+// reloads a K block remain; benchmarks/NOTES.md has the A/B).
+using DmmaTileShape = DmmaShape<kDmmaTileM, kDmmaTileN, 2, 2, 3, 2>;
 
 // For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k); no clusters.
 template <class Shape, bool Rank2K_>
@@ -56,19 +59,16 @@ struct DmmaConfig : Shape {
   static constexpr bool RememberGroup = false;  // (tile_walker.cuh: its registers are the fragments')
 };
 
-// Where element (row, k) of an operand block lies in shared memory: row·row + k·k. K contiguous
-// in memory: [row][k] (consecutive threads along k); otherwise [k][row]. Either way the lanes of a
-// half-warp, which read rows r and K columns c with r, c < 4 for one fragment, hit double-words
-// 4r + c or 4c + r modulo 16 (rows of BK + 4 = 20, or of Rows + 4 with Rows a multiple of 16):
-// sixteen different pairs of banks.
+// Where element (row, k) of an operand block lies in shared memory: row·Row + k·K. An operand
+// with K contiguous in memory (KFast: k_stride 1) lands as [row][k] (consecutive threads along k),
+// any other as [k][row]. Either way the lanes of a half-warp, which read rows r and K columns c
+// with r, c < 4 for one fragment, hit double-words 4r + c or 4c + r modulo 16 (rows of BK + 4 =
+// 20, or of Rows + 4 with Rows a multiple of 16): sixteen different pairs of banks.
+template <int Rows, bool KFast>
 struct OperandLayout {
-  int row, k;
-};
-template <int Rows>
-__device__ __forceinline__ OperandLayout operand_layout(const DmmaOperand& v) {
   static_assert(Rows % 16 == 0, "rows of Rows + 4 double-words start 4 banks apart");
-  return v.k_stride == 1 ? OperandLayout{16 + 4, 1} : OperandLayout{1, Rows + 4};
-}
+  static constexpr int Row = KFast ? 16 + 4 : 1, K = KFast ? 1 : Rows + 4;
+};
 
 // 8 bytes global -> shared, zeros where `in` is false (src-size 0: nothing is read).
 __device__ __forceinline__ void cp_async_8(double* dst, const double* src, bool in) {
@@ -82,55 +82,56 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // One thread's share of an operand's blocks in one tile: Rows x BK elements per K block, dealt so
-// that consecutive threads take consecutive elements along the operand's contiguous axis. K
-// contiguous: the thread keeps K column k0 and takes rows r, r + T/BK, ...; otherwise it keeps row
-// r and takes K columns k0, k0 + T/Rows, .... Its copies u < `limit` are inside the operand (the
-// rest zero-filled), and in either walk those are a prefix: the rows inside are fixed per tile,
-// the K columns inside shrink only in the last block. Set up once per tile (and at Rank2K's
-// second pass), so that a block costs one compare and two adds a copy: the session-20 loader,
-// which kept 64-bit bounds for both axes, spilled them to local memory at 168 registers, and the
-// K loop waited on those reloads (ncu, session 21: long-scoreboard stalls on its address math).
-template <class Shape, int Rows>
+// that consecutive threads take consecutive elements along the operand's contiguous axis. KFast:
+// the thread keeps K column k0 and takes rows r, r + T/BK, ...; otherwise it keeps row r and takes
+// K columns k0, k0 + T/Rows, .... Its copies u < `limit` are inside the operand (the rest
+// zero-filled), and in either walk those are a prefix: the rows inside are fixed per tile, the K
+// columns inside shrink only in the last block. Set up once per pass, so that a block costs one
+// compare and two adds a copy, and holds what the K loop needs in 7 registers: beside 128
+// accumulator and 96 fragment registers (128 x 64 tiles) there are ~30 for everything else (the
+// session-20 loader kept 64-bit bounds for both axes and spilled them at 168 registers; the
+// runtime-layout one of session 21 spilled in the K loop at this tile: benchmarks/NOTES.md).
+template <class Shape, int Rows, bool KFast>
 struct BlockLoader {
   static constexpr int BK = Shape::BK, T = Shape::Threads;
   static constexpr int kPerThread = Rows * BK / T;
-  // (compile-time steps: a division by a runtime step cost a 30-instruction sequence per block)
-  static constexpr int kRowStep = T / BK;  // K contiguous: rows from one of its copies to the next
+  static constexpr int kRowStep = T / BK;  // KFast: rows from one of its copies to the next
   static constexpr int kKStep = T / Rows;  // otherwise: K columns from one to the next
-  const double* src;    // the thread's first element at K index 0 (or the base, when outside)
-  int64_t src_step;     // elements from one of its copies to the next
-  int64_t block_step;   // elements from a K block to the next (BK·k_stride)
-  int k0;               // its first K column within a block
-  int fixed;            // K contiguous: its copies inside by rows; otherwise 1 (its row inside) or 0
-  bool k_fastest;
-  int dst, dst_step;    // shared-memory offsets within a block
+  using Layout = OperandLayout<Rows, KFast>;
+  static constexpr int kDstStep = KFast ? kRowStep * Layout::Row : kKStep * Layout::K;
+  const double* src;  // the thread's first element at K index 0 (or the base, when outside)
+  int64_t src_step;   // elements from one of its copies to the next (KFast: to the next block, BK)
+  int64_t k_rem;      // K columns from its first column of block 0 to the operand's end
+  int fixed;          // KFast: its copies inside by rows; otherwise 1 (its row inside) or 0
 
-  __device__ __forceinline__ BlockLoader(const DmmaOperand& v, int64_t rows, int64_t row0, OperandLayout at) {
-    const int tid = int(threadIdx.x);
-    k_fastest = at.k == 1;
-    const int r = k_fastest ? tid / BK : tid % Rows;
-    k0 = k_fastest ? tid % BK : tid / Rows;
-    const int row_step = k_fastest ? kRowStep : 0, k_step = k_fastest ? 0 : kKStep;
+  __device__ __forceinline__ static int first_row() { return KFast ? int(threadIdx.x) / BK : int(threadIdx.x) % Rows; }
+  __device__ __forceinline__ static int first_k() { return KFast ? int(threadIdx.x) % BK : int(threadIdx.x) / Rows; }
+
+  __device__ __forceinline__ BlockLoader(const DmmaOperand& v, int64_t rows, int64_t k, int64_t row0) {
+    const int r = first_row(), k0 = first_k();
+    k_rem = k - k0;
     const int64_t rows_left = rows - row0 - r;  // rows from its first to the operand's end
-    const int64_t span = int64_t(kPerThread) * kRowStep;  // rows its copies can reach
+    const int64_t span = KFast ? int64_t(kPerThread) * kRowStep : 1;  // rows its copies can reach
     const int rows_in = int(rows_left <= 0 ? 0 : rows_left >= span ? span : rows_left);
-    fixed = k_fastest ? (rows_in + kRowStep - 1) / kRowStep : int(rows_in > 0);
+    fixed = KFast ? (rows_in + kRowStep - 1) / kRowStep : rows_in;
     src = rows_left > 0 ? v.base + (row0 + r) * v.row_stride + k0 * v.k_stride : v.base;
-    src_step = row_step * v.row_stride + k_step * v.k_stride;
-    block_step = BK * v.k_stride;
-    dst = r * at.row + k0 * at.k, dst_step = row_step * at.row + k_step * at.k;
+    src_step = KFast ? kRowStep * v.row_stride : kKStep * v.k_stride;
   }
 
-  // K block kb of an operand with k columns into `block`, zeros outside.
-  __device__ __forceinline__ void load(double* block, int64_t k, int32_t kb) const {
-    const int64_t k_left = k - int64_t(kb) * BK - k0;  // K columns from its first in this block on
+  // K block kb of the operand into `block`, zeros outside.
+  __device__ __forceinline__ void load(double* block, int32_t kb) const {
+    const int64_t k_left = k_rem - int64_t(kb) * BK;  // K columns from its first in this block on
     const int k_in = int(k_left <= 0 ? 0 : k_left >= BK ? BK : k_left);
-    const int limit = k_fastest ? (k_in > 0 ? fixed : 0) : fixed * ((k_in + kKStep - 1) / kKStep);
-    const double* s = src + int64_t(kb) * block_step;
+    const int limit = KFast ? (k_in > 0 ? fixed : 0) : fixed * ((k_in + kKStep - 1) / kKStep);
+    // a block further along K: BK elements (KFast) or BK / kKStep of its copy steps
+    const double* s = src + int64_t(kb) * (KFast ? int64_t(BK) : (BK / kKStep) * src_step);
+    double* d = block + first_row() * Layout::Row + first_k() * Layout::K;
+    // (the source stepped copy by copy: products u·src_step for every u, hoisted out of the K
+    // loop, would hold two registers each)
 #pragma unroll
-    for (int u = 0; u < kPerThread; ++u) {
+    for (int u = 0; u < kPerThread; ++u, s += src_step) {
       const bool in = u < limit;
-      cp_async_8(block + dst + u * dst_step, in ? s + u * src_step : src, in);
+      cp_async_8(d + u * kDstStep, in ? s : src, in);
     }
   }
 };
@@ -207,14 +208,92 @@ __device__ __forceinline__ void store_rank2k_tile(const Acc& acc, const GroupPro
   });
 }
 
+// One pass of a tile's K loop (CUTLASS's multistage mainloop): acc += (the A slot's rows)·(the B
+// slot's rows)ᵀ over `blocks` K blocks of the loaders' operands. Stages - 1 blocks in flight ahead;
+// fragments in two register sets, so that the DMMAs of one half run while the next half's reads
+// are on their way, across the barrier too: the wait for block kb + 1 sits between block kb's
+// halves (its second half's fragments already in registers), not before a block's first reads.
+// Every load point commits one group (empty past the last block): committed groups are
+// Stages - 1 + kb at block kb's second half, so waiting for all but the newest Stages - 3 means
+// block kb + 1 has landed; Stages - 2 blocks stay in flight behind it. Ends with every copy landed
+// and every warp past its reads (the stages free for the next pass or tile).
+template <class Cfg, bool AKFast, bool BKFast, class Acc>
+__device__ __forceinline__ void dmma_pass(Acc& acc, double* smem, const DmmaOperand& a, const DmmaOperand& b,
+                                          int64_t a_rows, int64_t b_rows, int64_t k, int64_t row0, int64_t col0) {
+  static_assert(Cfg::Stages >= 3, "a block in flight while one is read");
+  static_assert(Cfg::BK == 16, "two DMMA.16x8x8 steps per K block");
+  constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
+  using ALayout = OperandLayout<Cfg::BM, AKFast>;
+  using BLayout = OperandLayout<Cfg::BN, BKFast>;
+  const BlockLoader<Cfg, Cfg::BM, AKFast> a_loader(a, a_rows, k, row0);
+  const BlockLoader<Cfg, Cfg::BN, BKFast> b_loader(b, b_rows, k, col0);
+  const int32_t blocks = int32_t(sched::ceil_div(k, Cfg::BK));
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int warp_row = (warp / Cfg::WarpCols) * Cfg::WarpM, warp_col = (warp % Cfg::WarpCols) * Cfg::WarpN;
+  auto a_block = [&](int32_t kb) { return smem + (kb % Cfg::Stages) * Cfg::StageElems; };
+  auto b_block = [&](int32_t kb) { return smem + (kb % Cfg::Stages) * Cfg::StageElems + Cfg::ABlockElems; };
+  auto load = [&](int32_t kb) {
+    a_loader.load(a_block(kb), kb);
+    b_loader.load(b_block(kb), kb);
+  };
+  // One half of a K block's fragments (K columns 8·half + 0..7) for the warp's DMMA.16x8x8s, read
+  // from the lane's first element at constant offsets.
+  struct Fragments {
+    double a[kRowSteps][4], b[kColSteps][2];
+  };
+  const int a_lane = (warp_row + g) * ALayout::Row + t * ALayout::K, b_lane = (warp_col + g) * BLayout::Row + t * BLayout::K;
+  auto read = [&](Fragments& f, int32_t kb, int half) {
+    const double* as = a_block(kb) + a_lane + 8 * half * ALayout::K;
+    const double* bs = b_block(kb) + b_lane + 8 * half * BLayout::K;
+#pragma unroll
+    for (int j = 0; j < kColSteps; ++j)
+#pragma unroll
+      for (int v = 0; v < 2; ++v) f.b[j][v] = bs[8 * j * BLayout::Row + 4 * v * BLayout::K];
+#pragma unroll
+    for (int i = 0; i < kRowSteps; ++i)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) f.a[i][v] = as[(16 * i + 8 * (v % 2)) * ALayout::Row + 4 * (v / 2) * ALayout::K];
+  };
+  auto multiply = [&](const Fragments& f) {
+#pragma unroll
+    for (int i = 0; i < kRowSteps; ++i)
+#pragma unroll
+      for (int j = 0; j < kColSteps; ++j) dmma_16x8x8(acc[i][j], f.a[i], f.b[j]);
+  };
+
+#pragma unroll
+  for (int s = 0; s < Cfg::Stages - 1; ++s) {
+    if (s < blocks) load(s);
+    cp_async_commit();
+  }
+  Fragments f0, f1;
+  if (blocks > 0) {
+    cp_async_wait<Cfg::Stages - 2>();
+    __syncthreads();  // block 0 is visible to all
+    read(f0, 0, 0);
+  }
+  for (int32_t kb = 0; kb < blocks; ++kb) {
+    read(f1, kb, 1);
+    multiply(f0);
+    cp_async_wait<Cfg::Stages - 3>();
+    __syncthreads();  // block kb + 1 is visible; every warp has read block kb - 1's stage (and kb's)
+    if (kb + Cfg::Stages - 1 < blocks) load(kb + Cfg::Stages - 1);  // into block kb - 1's stage
+    cp_async_commit();
+    if (kb + 1 < blocks) read(f0, kb + 1, 0);
+    multiply(f1);
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the next pass's or tile's loads refill the stages
+}
+
 // One CTA: the walk's tiles one after the other. GEMM: out = A·B over each tile's K blocks.
-// Rank2K: both products of A_i B_jᵀ + B_i A_jᵀ in one K loop of twice the blocks, the second pass
+// Rank2K: A_i B_jᵀ + B_i A_jᵀ as two passes over the K blocks into one accumulator, the second
 // with the operands' roles swapped (A_i, B_j are rows of a problem's a and b, [n, k] both).
-template <class Shape, bool Rank2K>
+template <class Shape, bool Rank2K, bool AKFast, bool BKFast>
 __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(const __grid_constant__ DmmaArgs p) {
   using Cfg = DmmaConfig<Shape, Rank2K>;
   extern __shared__ __align__(16) double smem[];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int warp = threadIdx.x / 32;
   const int warp_row = (warp / Cfg::WarpCols) * Cfg::WarpM, warp_col = (warp % Cfg::WarpCols) * Cfg::WarpN;
   constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
   TileWalker<Cfg> walker(p.shape);
@@ -222,126 +301,77 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
   GroupProblem q;
   for (int64_t step = 0; walker.next(step, tile, q); ++step) {
     if (!tile.valid) continue;  // a padding slot of the triangle walk
-    DmmaOperand a, b;
-    problem_operands(p, tile.group, q, a, b);
     const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
-    const int32_t kblocks = int32_t(sched::ceil_div(q.k, Cfg::BK));  // of one pass; 0: a tile of zeros
-    const int32_t blocks = Rank2K ? 2 * kblocks : kblocks;
-    auto a_block = [&](int s) { return smem + s * Cfg::StageElems; };
-    auto b_block = [&](int s) { return smem + s * Cfg::StageElems + Cfg::ABlockElems; };
-    // The blocks' layouts: the A slot holds a's rows (b's in Rank2K's second pass), the B slot b's.
-    const OperandLayout a_at = operand_layout<Cfg::BM>(a), b_at = operand_layout<Cfg::BN>(b);
-    const OperandLayout a_at2 = operand_layout<Cfg::BM>(b), b_at2 = operand_layout<Cfg::BN>(a);
-    BlockLoader<Cfg, Cfg::BM> a_loader(a, q.m, row0, a_at);
-    BlockLoader<Cfg, Cfg::BN> b_loader(b, q.n, col0, b_at);
-    auto load = [&](int32_t kb) {  // (in increasing kb)
-      int32_t pass_kb = kb;
-      if (Rank2K && kb >= kblocks) {
-        if (kb == kblocks) {  // the second pass: the roles swapped
-          a_loader = BlockLoader<Cfg, Cfg::BM>(b, q.n, row0, a_at2);
-          b_loader = BlockLoader<Cfg, Cfg::BN>(a, q.n, col0, b_at2);
-        }
-        pass_kb = kb - kblocks;
-      }
-      a_loader.load(a_block(kb % Cfg::Stages), q.k, pass_kb);
-      b_loader.load(b_block(kb % Cfg::Stages), q.k, pass_kb);
-    };
-
-    // One half of a K block's fragments (K columns 8·half + 0..7) for the warp's DMMA.16x8x8s.
-    struct Fragments {
-      double a[kRowSteps][4], b[kColSteps][2];
-    };
-    auto read = [&](Fragments& f, int32_t kb, int half) {
-      const double* as = a_block(kb % Cfg::Stages);
-      const double* bs = b_block(kb % Cfg::Stages);
-      const bool second = Rank2K && kb >= kblocks;
-      const OperandLayout as_at = second ? a_at2 : a_at, bs_at = second ? b_at2 : b_at;
-      const int kc = 8 * half + t;
-#pragma unroll
-      for (int j = 0; j < kColSteps; ++j)
-#pragma unroll
-        for (int v = 0; v < 2; ++v) f.b[j][v] = bs[(warp_col + 8 * j + g) * bs_at.row + (kc + 4 * v) * bs_at.k];
-#pragma unroll
-      for (int i = 0; i < kRowSteps; ++i)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          f.a[i][v] = as[(warp_row + 16 * i + g + 8 * (v % 2)) * as_at.row + (kc + 4 * (v / 2)) * as_at.k];
-    };
     double acc[kRowSteps][kColSteps][4] = {};
-    auto multiply = [&](const Fragments& f) {
-#pragma unroll
-      for (int i = 0; i < kRowSteps; ++i)
-#pragma unroll
-        for (int j = 0; j < kColSteps; ++j) dmma_16x8x8(acc[i][j], f.a[i], f.b[j]);
-    };
+    if constexpr (Rank2K) {  // the List form; each pass reads the group's operands where it starts
+      static_assert(AKFast == BKFast, "a Rank2K kernel's passes swap the operands' slots: one orientation for both");
+#pragma unroll 1  // (one K loop in the code: the second copy, unrolled, spilled accumulators)
+      for (int second = 0; second < 2; ++second) {
+        const DmmaListOperands ops = p.list_operands[tile.group];
+        const ListGroup lg = p.shape.list[tile.group];
+        dmma_pass<Cfg, AKFast, BKFast>(acc, smem, second ? ops.b : ops.a, second ? ops.a : ops.b, lg.n, lg.n, lg.k, row0,
+                                       col0);
+      }
+    } else {
+      DmmaOperand a, b;
+      problem_operands(p, tile.group, q, a, b);
+      dmma_pass<Cfg, AKFast, BKFast>(acc, smem, a, b, q.m, q.n, q.k, row0, col0);
+    }
 
-    // The pipeline (CUTLASS's multistage mainloop): Stages - 1 blocks in flight ahead; fragments
-    // in two register sets, so that the DMMAs of one half run while the next half's reads are on
-    // their way, across the barrier too: the wait for block kb + 1 sits between block kb's halves
-    // (its second half's fragments already in registers), not before a block's first reads.
-    // Every load point commits one group (empty past the last block): committed groups are
-    // Stages - 1 + kb at block kb's second half, so waiting for all but the newest Stages - 3
-    // means block kb + 1 has landed; Stages - 2 blocks stay in flight behind it.
-    static_assert(Cfg::Stages >= 3, "a block in flight while one is read");
-    static_assert(Cfg::BK == 16, "two DMMA.16x8x8 steps per K block");
-#pragma unroll
-    for (int s = 0; s < Cfg::Stages - 1; ++s) {
-      if (s < blocks) load(s);
-      cp_async_commit();
-    }
-    Fragments f0, f1;
-    if (blocks > 0) {
-      cp_async_wait<Cfg::Stages - 2>();
-      __syncthreads();  // block 0 is visible to all
-      read(f0, 0, 0);
-    }
-    for (int32_t kb = 0; kb < blocks; ++kb) {
-      read(f1, kb, 1);
-      multiply(f0);
-      cp_async_wait<Cfg::Stages - 3>();
-      __syncthreads();  // block kb + 1 is visible; every warp has read block kb - 1's stage (and kb's)
-      if (kb + Cfg::Stages - 1 < blocks) load(kb + Cfg::Stages - 1);  // into block kb - 1's stage
-      cp_async_commit();
-      if (kb + 1 < blocks) read(f0, kb + 1, 0);
-      multiply(f1);
-    }
-    cp_async_wait<0>();
-    __syncthreads();  // the next tile's loads refill the stages
-
+    // The problem read again for the epilogue rather than kept in registers through the K loop.
+    const GroupProblem out = resolve_group(p.shape, tile.group, walker.read);
     const int64_t warp_row0 = row0 + warp_row, warp_col0 = col0 + warp_col;
     if constexpr (Rank2K) {
-      store_rank2k_tile(acc, q, warp_row0, warp_col0, p);
+      store_rank2k_tile(acc, out, warp_row0, warp_col0, p);
     } else {
-      store_gemm_tile(acc, q, warp_row0, warp_col0);
+      store_gemm_tile(acc, out, warp_row0, warp_col0);
     }
   }
 }
 
-// Host side, per walk: the shared-memory attribute (once per device), the launch, the persistent
-// grid.
-template <bool Rank2K>
+// Host side, per walk: the shared-memory attribute (once per device and kernel), the launch of
+// the kernel of the call's operand orientations, the persistent grid.
+template <bool Rank2K, bool AKFast, bool BKFast>
 void prepare_dmma(int device) {
   static std::atomic<uint64_t> done{0};
-  allow_dynamic_smem(dmma_kernel<DmmaTileShape, Rank2K>, DmmaTileShape::SmemBytes, device, done);
+  allow_dynamic_smem(dmma_kernel<DmmaTileShape, Rank2K, AKFast, BKFast>, DmmaTileShape::SmemBytes, device, done);
+}
+
+template <bool Rank2K, bool AKFast, bool BKFast>
+void launch_dmma_oriented(const DmmaArgs& args, int grid, int device, cudaStream_t stream) {
+  prepare_dmma<Rank2K, AKFast, BKFast>(device);
+  dmma_kernel<DmmaTileShape, Rank2K, AKFast, BKFast>
+      <<<grid, DmmaTileShape::Threads, DmmaTileShape::SmemBytes, stream>>>(args);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <bool Rank2K>
 void launch_dmma(const DmmaArgs& args, int grid, cudaStream_t stream) {
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
-  prepare_dmma<Rank2K>(device);
-  dmma_kernel<DmmaTileShape, Rank2K><<<grid, DmmaTileShape::Threads, DmmaTileShape::SmemBytes, stream>>>(args);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if constexpr (Rank2K) {  // the KFast kernel where both operands allow it, else the general one
+    if (args.a_k_fast && args.b_k_fast) return launch_dmma_oriented<true, true, true>(args, grid, device, stream);
+    launch_dmma_oriented<true, false, false>(args, grid, device, stream);
+  } else {
+    if (args.a_k_fast) {
+      if (args.b_k_fast) return launch_dmma_oriented<false, true, true>(args, grid, device, stream);
+      return launch_dmma_oriented<false, true, false>(args, grid, device, stream);
+    }
+    if (args.b_k_fast) return launch_dmma_oriented<false, false, true>(args, grid, device, stream);
+    launch_dmma_oriented<false, false, false>(args, grid, device, stream);
+  }
 }
 
+// (Every orientation's kernel has the same shape and bound, __launch_bounds__(128, 2), so the
+// general one answers for all.)
 template <bool Rank2K>
 int resident_dmma_ctas(int device) {
   static std::atomic<int> cache[64];
   return once_per_device(cache, device, [&] {
-    prepare_dmma<Rank2K>(device);
+    prepare_dmma<Rank2K, false, false>(device);
     int per_sm = 0, sms = 0;
-    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<DmmaTileShape, Rank2K>,
-                                                                 DmmaTileShape::Threads, DmmaTileShape::SmemBytes));
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, dmma_kernel<DmmaTileShape, Rank2K, false, false>, DmmaTileShape::Threads, DmmaTileShape::SmemBytes));
     C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     TORCH_CHECK(per_sm > 0, "torch_grouped: the fp64 DMMA kernel does not fit on device ", device);
     return per_sm * sms;

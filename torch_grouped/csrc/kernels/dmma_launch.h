@@ -14,7 +14,7 @@
 
 namespace torch_grouped::kernels {
 
-constexpr int kDmmaTileM = 64, kDmmaTileN = 64;
+constexpr int kDmmaTileM = 128, kDmmaTileN = 64;
 
 // A matmul operand as rows x K: element (row, k) at base[row·row_stride + k·k_stride] (A: rows are
 // M; B: rows are N, so B(k, j) = base[j·row_stride + k·k_stride]). batch_stride: the non-list
@@ -23,6 +23,9 @@ struct DmmaOperand {
   const double* base;
   int64_t row_stride, k_stride, batch_stride;
 };
+
+// Whether an operand can take the kernel's KFast loads (unit stride along K; dmma_grouped.cuh).
+inline bool k_fast(const DmmaOperand& v) { return v.k_stride == 1; }
 
 // One group of the list form: its operands (its sizes and output are shape.list's ListGroup).
 struct DmmaListOperands {
@@ -34,6 +37,9 @@ struct DmmaArgs {
   DmmaOperand a, b;                        // the non-list forms (RaggedM, RaggedN, Batched, RaggedK)
   const DmmaListOperands* list_operands;  // List: per group, device memory
   double alpha, beta;                      // Rank2K (syr2k): out = alpha (A Bᵀ + B Aᵀ) + beta c
+  // Whether every group's A (B) has unit stride along K: the kernel of that orientation, whose
+  // loads walk K with consecutive threads (else the general loads, right for any strides).
+  bool a_k_fast, b_k_fast;
 };
 
 // gemm and grouped_mm: shape.tiles over the groups.
