@@ -16,9 +16,12 @@ from harness import HOPPER, HOPPER_ONLY, kernels_launched, poison, replay_with_n
 pytestmark = HOPPER_ONLY
 
 
-@pytest.fixture(autouse=True)
-def fp64_kernels(monkeypatch):
+@pytest.fixture(autouse=True, params=["128x64", "64x64"])
+def fp64_kernels(request, monkeypatch):
+    """Every test on both tile shapes of the kernel (TORCH_GROUPED_FP64_TILE forces one; unset, a
+    model picks per call: test_tile_follows_the_model)."""
     monkeypatch.setenv("TORCH_GROUPED_FP64_KERNELS", "1")
+    monkeypatch.setenv("TORCH_GROUPED_FP64_TILE", request.param)
 
 
 def dmma_kernels(fn):
@@ -28,6 +31,12 @@ def dmma_kernels(fn):
     found = (re.search(r"dmma_kernel<.*?DmmaShape<[^>]*>, (true|false), (true|false), (true|false)>", n)
              for n in kernels_launched(fn))
     return [tuple(flag == "true" for flag in m.groups()) for m in found if m]
+
+
+def dmma_tiles(fn):
+    """The tile rows (128 or 64; 64 columns) of the DMMA kernels fn launches."""
+    found = (re.search(r"dmma_kernel<.*?DmmaShape<(\d+), 64,", n) for n in kernels_launched(fn))
+    return [int(m[1]) for m in found if m]
 
 
 def dmma_launches(fn, rank2k=False):
@@ -112,6 +121,20 @@ def test_gemm_orientation_takes_its_kernel(a_layout, b_layout):
     assert dmma_kernels(lambda: tg.gemm(a, b)) == [(False, a_layout != "cols", b_layout == "cols")]
     mixed_a, mixed_b = list_problem()
     assert dmma_kernels(lambda: tg.gemm(mixed_a, mixed_b)) == [(False, False, False)]
+
+
+def test_tile_follows_the_model(monkeypatch):
+    """Unset, the tile is sched/dmma_tile_choice.h's (its cases are in test_sched.py): 64 x 64 where
+    128 x 64 tiles would leave most CTAs idle (a small syr2k), 128 x 64 on a list of many tiles."""
+    monkeypatch.delenv("TORCH_GROUPED_FP64_TILE")
+    small = [randn(300, 24, seed=1)]
+    assert dmma_tiles(lambda: tg.syr2k(small, small)) == [64]
+    a = [randn(1024, 512, seed=2) for _ in range(8)]
+    b = [randn(512, 1024, seed=3) for _ in range(8)]
+    assert dmma_tiles(lambda: tg.gemm(a, b)) == [128]
+    monkeypatch.setenv("TORCH_GROUPED_FP64_TILE", "96x64")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_FP64_TILE must be 128x64 or 64x64"):
+        tg.gemm(a, b)
 
 
 def test_gemm_takes_its_kernel_only_when_asked(monkeypatch):

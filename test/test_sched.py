@@ -68,6 +68,28 @@ def test_gemm_tile_choice_weighs_depth():
                                    [4096] + [k for _, _, k in shallow], 132) == [128, 128, 1]
 
 
+@pytest.mark.parametrize("m, n, k, rank2k, tile", [
+    ([4096] * 4, [4096] * 4, [4096] * 4, False, [128, 64]),   # many waves: the wide tile's rate
+    ([128] * 64, [1024] * 64, [1024] * 64, False, [128, 64]),  # 1024 wide tiles on 264 CTAs
+    ([4096], [4096], [4096], True, [128, 64]),                 # syr2k: 1056 wide tiles, 4 waves
+    ([8192], [8192], [1024], True, [128, 64]),
+    ([2048], [2048], [8192], True, [64, 64]),  # 272 wide tiles on 264 CTAs: two waves of 8192-deep tiles
+    ([1024], [1024], [1024], True, [64, 64]),  # 72 wide tiles: most CTAs idle
+])
+def test_fp64_tile_choice(m, n, k, rank2k, tile):
+    """The fp64 DMMA kernel's tile (sched/dmma_tile_choice.h), 132 SMs, two CTAs each: the
+    benchmark's cases as measured on an H200 (session 39: syr2k n = 2048, k = 8192 ran 1.80 ms on
+    64 x 64 tiles, 2.34 on 128 x 64; the many-wave ones 8-19% faster on 128 x 64)."""
+    assert sched._choose_fp64_tile(m, n, k, 132, rank2k=rank2k) == tile
+
+
+def test_fp64_tile_choice_checks_its_input():
+    with pytest.raises(ValueError, match="one m, n and k per group"):
+        sched._choose_fp64_tile([1, 2], [1], [1], 132)
+    with pytest.raises(ValueError, match="sms must be >= 1"):
+        sched._choose_fp64_tile([1], [1], [1], 0)
+
+
 @pytest.mark.parametrize("rows, tile", [(4096, [128, 256, 2]), (4096 - 128, [128, 256, 1]), (4096 - 127, [128, 256, 2])])
 def test_gemm_tile_choice_pairs_tile_rows(rows, tile):
     """The clustered kernel's pair tiles in gemm's model: it wins its tie with plain 128 x 256 where

@@ -24,6 +24,7 @@ TORCH_LIBRARY(grouped, m) {
   m.def("_choose_gemm_tile(int[] m, int[] n, int[] k, int sms) -> int[]");
   m.def("_choose_k_grouped_tile(int m, int n, int groups, int k, int sms) -> int[]");
   m.def("_choose_grouped_mm_tile(str form, int m, int n, int groups, int k, int sms) -> int[]");
+  m.def("_choose_fp64_tile(int[] m, int[] n, int[] k, int sms, *, bool rank2k=False) -> int[]");
   m.def("_schedule_rank2k(int[] n, int tile_m, int tile_n, int grid, str uplo, *, bool all_tiles=False, str mode=\"device\") -> Tensor");
   m.def("_rank2k_cluster(int[] n, str uplo, int ctas, int clusters, *, bool all_tiles=False) -> int");
   m.def("_calibration_source(str name, int major, int minor, int sms) -> str");

@@ -9,6 +9,7 @@
 #include "../common/permute_plan.h"
 #include "../common/streamk_model_env.h"
 #include "../sched/calibration_source.h"
+#include "../sched/dmma_tile_choice.h"
 #include "../sched/group_order.h"
 #include "../sched/grouped_visitor.h"
 #include "../sched/rank2k_calibration.h"
@@ -282,6 +283,17 @@ std::vector<int64_t> choose_grouped_mm_tile(const std::string& form, int64_t m, 
   return {t.m, t.n, t.cluster_m};
 }
 
+// The tile {m, n} of the fp64 DMMA kernel that its model picks for a list (gemm; syr2k when rank2k:
+// orders n, m ignored, the triangle walk) of groups (m, n, k) in visiting order, on `sms` SMs.
+std::vector<int64_t> choose_fp64_tile(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRef k, int64_t sms, bool rank2k) {
+  TORCH_CHECK_VALUE(m.size() == n.size() && m.size() == k.size() && !m.empty(),
+                    "choose_fp64_tile: one m, n and k per group, at least one group");
+  TORCH_CHECK_VALUE(sms >= 1, "choose_fp64_tile: sms must be >= 1, got ", sms);
+  const sched::TileOption& t = sched::choose_dmma_list_tile(m.data(), n.data(), k.data(), static_cast<int32_t>(m.size()),
+                                                            sms, rank2k, /*all_tiles=*/false);
+  return {t.m, t.n};
+}
+
 // Whether streamk_mm reads m x n's operands by row copies (sched::row_copies_pay), given the pieces
 // of each operand read so (4, 8 or 16 bytes; 0: TMA reads it), the grid, and whether the other
 // operand goes through a pitched copy anyway.
@@ -355,6 +367,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_choose_gemm_tile", &choose_gemm_tile);
   m.impl("_choose_k_grouped_tile", &choose_k_grouped_tile);
   m.impl("_choose_grouped_mm_tile", &choose_grouped_mm_tile);
+  m.impl("_choose_fp64_tile", &choose_fp64_tile);
   m.impl("_permute_plan", &permute_plan);
   m.impl("_permute_widen", &permute_widen);
   m.impl("_schedule_grouped", &schedule_grouped);

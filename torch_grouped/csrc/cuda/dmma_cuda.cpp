@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 #include <utility>
 
 #include "../common/kernel_switch.h"
 #include "../kernels/dmma_launch.h"
+#include "../sched/dmma_tile_choice.h"
 #include "../sched/group_order.h"
+#include "device_info.h"
 #include "list_outputs.h"
 #include "pinned_upload.h"
 
@@ -22,7 +26,18 @@ using kernels::DmmaListOperands;
 using kernels::DmmaOperand;
 using kernels::GroupedForm;
 
-constexpr sched::TileShape kTile{kernels::kDmmaTileM, kernels::kDmmaTileN};
+// The tile of a call: the model's choice (sched/dmma_tile_choice.h), or the one that
+// TORCH_GROUPED_FP64_TILE names (128x64 or 64x64; A/B runs and the tests of both kernels).
+sched::TileShape fp64_tile(const sched::TileOption& chosen) {
+  const char* v = std::getenv("TORCH_GROUPED_FP64_TILE");
+  if (v == nullptr || *v == '\0') return sched::TileShape{chosen.m, chosen.n};
+  const std::string forced(v);
+  TORCH_CHECK_VALUE(forced == "128x64" || forced == "64x64", "TORCH_GROUPED_FP64_TILE must be 128x64 or 64x64; got '",
+                    forced, "'");
+  return sched::TileShape{forced == "128x64" ? kernels::kDmmaWideTileM : kernels::kDmmaSquareTileM, kernels::kDmmaTileN};
+}
+
+int64_t device_sms(const at::Device& device) { return multiprocessor_count(device.index()); }
 
 // A 2-D operand as rows x K: A [m, k] as it is, B [k, n] as its columns (rows_dim = 1).
 DmmaOperand operand(const at::Tensor& t, int rows_dim, int k_dim, int batch_dim = -1) {
@@ -38,16 +53,22 @@ struct DmmaListProblem {
   DmmaListOperands operands;
 };
 
-// Launches the list, in the order given, with `tiles` (GemmTiles, or syr2k's SymmetricTiles) and
-// the mode's fields in `p` (alpha, beta): one upload of the problem table, the operands and
-// (host_lists) the per-CTA tile lists, then the kernel over every resident CTA, or one per tile.
-template <class Tiles>
-void launch_dmma_list(const std::vector<DmmaListProblem>& problems, Tiles tiles, bool host_lists, DmmaArgs p,
+// Launches the list, in the order given, with the tiles `tiles_of(tile)` (GemmTiles, or syr2k's
+// SymmetricTiles) of the chosen tile shape and the mode's fields in `p` (alpha, beta): one upload
+// of the problem table, the operands and (host_lists) the per-CTA tile lists, then the kernel over
+// every resident CTA, or one per tile.
+template <class TilesOf>
+void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tiles_of, bool host_lists, DmmaArgs p,
                       const at::Device& device) {
+  using Tiles = decltype(tiles_of(sched::TileShape{}));
   constexpr bool rank2k = std::is_same_v<Tiles, sched::SymmetricTiles>;
   const int32_t groups = static_cast<int32_t>(problems.size());
-  std::vector<int64_t> ms(groups), ns(groups);
-  for (int32_t j = 0; j < groups; ++j) ms[j] = problems[j].group.m, ns[j] = problems[j].group.n;
+  std::vector<int64_t> ms(groups), ns(groups), ks(groups);
+  for (int32_t j = 0; j < groups; ++j) ms[j] = problems[j].group.m, ns[j] = problems[j].group.n, ks[j] = problems[j].group.k;
+  bool all_tiles = false;
+  if constexpr (rank2k) all_tiles = tiles_of(sched::TileShape{}).all_tiles;
+  const Tiles tiles = tiles_of(fp64_tile(
+      sched::choose_dmma_list_tile(ms.data(), ns.data(), ks.data(), groups, device_sms(device), rank2k, all_tiles)));
   const sched::GroupSizes sizes{ms.data(), ns.data(), groups};
   const int64_t total = sched::total_tiles(sizes, tiles);
   const int resident = rank2k ? kernels::dmma_rank2k_resident(device.index()) : kernels::dmma_grouped_resident(device.index());
@@ -131,7 +152,8 @@ std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const 
                                            nullptr, 0, nullptr, 0, nullptr, 0},
                         DmmaListOperands{operand(a[i], 0, 1), operand(b[i], 1, 0)}});
   }
-  launch_dmma_list(problems, sched::GemmTiles{kTile, panel}, mode != GemmSchedule::Device, DmmaArgs{}, device);
+  launch_dmma_list(problems, [&](sched::TileShape t) { return sched::GemmTiles{t, panel}; }, mode != GemmSchedule::Device,
+                   DmmaArgs{}, device);
   return out;
 }
 
@@ -164,8 +186,8 @@ std::vector<at::Tensor> syr2k_f64_cuda(at::TensorList a, at::TensorList b, at::T
   for (const int32_t j : sched::order_by_k_descending(ks)) by_k.push_back(problems[j]);
   DmmaArgs p{};
   p.alpha = alpha, p.beta = beta;
-  const sched::SymmetricTiles tiles{sched::Rank2KTiles{kTile, uplo}, all_tiles};
-  launch_dmma_list(by_k, tiles, /*host_lists=*/true, p, device);
+  launch_dmma_list(by_k, [&](sched::TileShape t) { return sched::SymmetricTiles{sched::Rank2KTiles{t, uplo}, all_tiles}; },
+                   /*host_lists=*/true, p, device);
   return out;
 }
 
@@ -203,11 +225,13 @@ bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::op
   g.c = out.data_ptr();
   g.ldc = out.size(-1);
   g.out_kind = kernels::OutKind::Double;
-  g.tiles = sched::GemmTiles{kTile, panel};
+  const sched::TileShape tile =
+      fp64_tile(sched::choose_dmma_grouped_mm_tile(g.form, g.m, g.n, s.groups, g.k, device_sms(a.device())));
+  g.tiles = sched::GemmTiles{tile, panel};
   p.a_k_fast = kernels::k_fast(p.a), p.b_k_fast = kernels::k_fast(p.b);
   const int device = a.get_device();
   // the grid: every resident CTA, or as many as the walk has tiles at most if fewer
-  const int64_t bound = sched::form_tiles(g.form, g.m, g.n, s.groups, kTile, s.groups + 1);
+  const int64_t bound = sched::form_tiles(g.form, g.m, g.n, s.groups, tile, s.groups + 1);
   const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(kernels::dmma_grouped_resident(device), bound));
   kernels::launch_dmma_grouped(p, static_cast<int>(walkers), c10::cuda::getCurrentCUDAStream(device).stream());
   return true;

@@ -17,6 +17,7 @@
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <type_traits>
 
@@ -43,12 +44,14 @@ struct DmmaShape {
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
 };
-// The kernel's shape: 128 x 64 tiles, four warps of 64 x 32, three stages, two CTAs an SM (255
-// registers, 2 x 90 KB of shared memory). Session 21 measured 64 x 64 tiles fastest (4 x 4096^3:
-// 14.3 ms against cuBLAS's 10.0) because this shape spilled in the K loop with a runtime-layout
-// loader; session 39 made the orientation a template parameter and the loader lean (a few
-// reloads a K block remain; benchmarks/NOTES.md has the A/B).
-using DmmaTileShape = DmmaShape<kDmmaTileM, kDmmaTileN, 2, 2, 3, 2>;
+// The kernel's shapes, both four warps and two CTAs an SM: 128 x 64 tiles of 64 x 32 warps (three
+// stages of 30 KB: 255 registers), and 64 x 64 of 32 x 32 warps (four stages of 20 KB: 228
+// registers). Session 21 measured only the square one fast (4 x 4096^3: 14.3 ms against
+// cuBLAS's 10.0), because the wide one spilled in the K loop with a runtime-layout loader;
+// session 39 made the orientation a template parameter and the loader lean (a few reloads a K
+// block remain) and keeps both, chosen per call (benchmarks/NOTES.md has the A/B).
+using DmmaWideShape = DmmaShape<kDmmaWideTileM, kDmmaTileN, 2, 2, 3, 2>;
+using DmmaSquareShape = DmmaShape<kDmmaSquareTileM, kDmmaTileN, 2, 2, 4, 2>;
 
 // For TileWalker: GEMM tiles (gemm, grouped_mm), or the triangle walk (Rank2K: syr2k); no clusters.
 template <class Shape, bool Rank2K_>
@@ -330,48 +333,63 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
 }
 
 // Host side, per walk: the shared-memory attribute (once per device and kernel), the launch of
-// the kernel of the call's operand orientations, the persistent grid.
-template <bool Rank2K, bool AKFast, bool BKFast>
+// the kernel of the call's tile and operand orientations, the persistent grid.
+template <class Shape, bool Rank2K, bool AKFast, bool BKFast>
 void prepare_dmma(int device) {
   static std::atomic<uint64_t> done{0};
-  allow_dynamic_smem(dmma_kernel<DmmaTileShape, Rank2K, AKFast, BKFast>, DmmaTileShape::SmemBytes, device, done);
+  allow_dynamic_smem(dmma_kernel<Shape, Rank2K, AKFast, BKFast>, Shape::SmemBytes, device, done);
 }
 
-template <bool Rank2K, bool AKFast, bool BKFast>
+template <class Shape, bool Rank2K, bool AKFast, bool BKFast>
 void launch_dmma_oriented(const DmmaArgs& args, int grid, int device, cudaStream_t stream) {
-  prepare_dmma<Rank2K, AKFast, BKFast>(device);
-  dmma_kernel<DmmaTileShape, Rank2K, AKFast, BKFast>
-      <<<grid, DmmaTileShape::Threads, DmmaTileShape::SmemBytes, stream>>>(args);
+  prepare_dmma<Shape, Rank2K, AKFast, BKFast>(device);
+  dmma_kernel<Shape, Rank2K, AKFast, BKFast><<<grid, Shape::Threads, Shape::SmemBytes, stream>>>(args);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <class Shape, bool Rank2K>
+void launch_dmma_shaped(const DmmaArgs& args, int grid, int device, cudaStream_t stream) {
+  if constexpr (Rank2K) {  // the KFast kernel where both operands allow it, else the general one
+    if (args.a_k_fast && args.b_k_fast) return launch_dmma_oriented<Shape, true, true, true>(args, grid, device, stream);
+    launch_dmma_oriented<Shape, true, false, false>(args, grid, device, stream);
+  } else {
+    if (args.a_k_fast) {
+      if (args.b_k_fast) return launch_dmma_oriented<Shape, false, true, true>(args, grid, device, stream);
+      return launch_dmma_oriented<Shape, false, true, false>(args, grid, device, stream);
+    }
+    if (args.b_k_fast) return launch_dmma_oriented<Shape, false, false, true>(args, grid, device, stream);
+    launch_dmma_oriented<Shape, false, false, false>(args, grid, device, stream);
+  }
 }
 
 template <bool Rank2K>
 void launch_dmma(const DmmaArgs& args, int grid, cudaStream_t stream) {
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
-  if constexpr (Rank2K) {  // the KFast kernel where both operands allow it, else the general one
-    if (args.a_k_fast && args.b_k_fast) return launch_dmma_oriented<true, true, true>(args, grid, device, stream);
-    launch_dmma_oriented<true, false, false>(args, grid, device, stream);
-  } else {
-    if (args.a_k_fast) {
-      if (args.b_k_fast) return launch_dmma_oriented<false, true, true>(args, grid, device, stream);
-      return launch_dmma_oriented<false, true, false>(args, grid, device, stream);
-    }
-    if (args.b_k_fast) return launch_dmma_oriented<false, false, true>(args, grid, device, stream);
-    launch_dmma_oriented<false, false, false>(args, grid, device, stream);
-  }
+  const sched::TileShape tile = Rank2K ? args.shape.triangle.triangle.tile : args.shape.tiles.tile;
+  TORCH_CHECK(tile.n == kDmmaTileN && (tile.m == kDmmaWideTileM || tile.m == kDmmaSquareTileM),
+              "torch_grouped: no fp64 DMMA kernel of ", tile.m, " x ", tile.n, " tiles");
+  if (tile.m == kDmmaWideTileM) return launch_dmma_shaped<DmmaWideShape, Rank2K>(args, grid, device, stream);
+  launch_dmma_shaped<DmmaSquareShape, Rank2K>(args, grid, device, stream);
 }
 
-// (Every orientation's kernel has the same shape and bound, __launch_bounds__(128, 2), so the
-// general one answers for all.)
+// CTAs resident at once: the fewer of the two shapes' (each orientation's kernel has its shape's
+// resources and bound, __launch_bounds__(128, 2), so the general one answers for all).
+template <class Shape, bool Rank2K>
+int resident_dmma_shape(int device) {
+  prepare_dmma<Shape, Rank2K, false, false>(device);
+  int per_sm = 0;
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Shape, Rank2K, false, false>,
+                                                               Shape::Threads, Shape::SmemBytes));
+  return per_sm;
+}
 template <bool Rank2K>
 int resident_dmma_ctas(int device) {
   static std::atomic<int> cache[64];
   return once_per_device(cache, device, [&] {
-    prepare_dmma<Rank2K, false, false>(device);
-    int per_sm = 0, sms = 0;
-    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, dmma_kernel<DmmaTileShape, Rank2K, false, false>, DmmaTileShape::Threads, DmmaTileShape::SmemBytes));
+    const int per_sm =
+        std::min(resident_dmma_shape<DmmaWideShape, Rank2K>(device), resident_dmma_shape<DmmaSquareShape, Rank2K>(device));
+    int sms = 0;
     C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     TORCH_CHECK(per_sm > 0, "torch_grouped: the fp64 DMMA kernel does not fit on device ", device);
     return per_sm * sms;

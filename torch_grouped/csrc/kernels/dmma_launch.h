@@ -14,7 +14,9 @@
 
 namespace torch_grouped::kernels {
 
-constexpr int kDmmaTileM = 128, kDmmaTileN = 64;
+// The kernel's two tiles (sched/dmma_tile_choice.h weighs them): 128 x 64 or 64 x 64. A launch
+// runs the one its walk's tiles (shape.tiles, or shape.triangle for Rank2K) name.
+constexpr int kDmmaWideTileM = 128, kDmmaSquareTileM = 64, kDmmaTileN = 64;
 
 // A matmul operand as rows x K: element (row, k) at base[row·row_stride + k·k_stride] (A: rows are
 // M; B: rows are N, so B(k, j) = base[j·row_stride + k·k_stride]). batch_stride: the non-list
