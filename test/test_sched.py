@@ -78,8 +78,9 @@ def test_gemm_tile_choice_weighs_depth():
 ])
 def test_fp64_tile_choice(m, n, k, rank2k, tile):
     """The fp64 DMMA kernel's tile (sched/dmma_tile_choice.h), 132 SMs, two CTAs each: the
-    benchmark's cases as measured on an H200 (session 39: syr2k n = 2048, k = 8192 ran 1.80 ms on
-    64 x 64 tiles, 2.34 on 128 x 64; the many-wave ones 8-19% faster on 128 x 64)."""
+    benchmark's cases as measured on an H200 (session 39, call 3: syr2k n = 2048, k = 8192 ran
+    1.54 ms on 64 x 64 tiles, 2.40 on 128 x 64; n = 1024 102 against 132 µs; n = 4096 and n = 8192,
+    k = 1024 2% and 7% faster on 128 x 64)."""
     assert sched._choose_fp64_tile(m, n, k, 132, rank2k=rank2k) == tile
 
 

@@ -117,7 +117,10 @@ KernelSwitch fp64_kernels_setting() { return kernel_switch("TORCH_GROUPED_FP64_K
 // 0.68x), but a loop of cuBLAS pays a launch or two per problem: the kernel wins on lists of
 // small problems (64 x 128 x 1024 x 1024: 1.5-2.2x the loop of dgemm; 48 syr2k problems of n, k up
 // to 1024, ~0.5 GFLOP each: 1.69x the loop of dsyr2k) and loses from ~1 GFLOP a problem (seed
-// 000's four problems, 1.0 GFLOP each: 0.72x).
+// 000's four problems, 1.0 GFLOP each: 0.72x). Session 39's kernel (H200, call 3) runs ~42
+// TFLOP/s (4 x 4096³ 13.1 ms, 0.77x the loop of dgemm; seed 000 0.75x), and the rule still holds:
+// only syr2k n = 8192, k = 1024 (137 GFLOP) went the other way, 3.36 ms on the kernel against
+// 3.47 for dsyr2k and its mirror (0.87x / 0.84x dsyr2k alone).
 bool fp64_list_on_kernel(int64_t problems, double flops) {
   return on_our_kernel(fp64_kernels_setting(), flops < 1e9 * static_cast<double>(problems));
 }
@@ -125,7 +128,7 @@ bool fp64_list_on_kernel(int64_t problems, double flops) {
 // grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a
 // synchronisation, no CUDA graph capture): the kernel unless told otherwise, as for fp32. Measured
 // (H100, session 21, against that loop): 64 experts of 128 x 1024 x 1024 1.9-2.0x; 32 of
-// 256 x 4096 x 2048 0.75x.
+// 256 x 4096 x 2048 0.75x (session 39's kernel, H200: 0.82-0.84x).
 bool fp64_grouped_mm_on_kernel() { return fp64_kernels_setting() != KernelSwitch::Never; }
 
 std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,

@@ -12,13 +12,13 @@
 
 namespace torch_grouped::sched {
 
-// Both run two CTAs an SM. The square tile's rate relative to the wide one: measured on an H200
-// (session 39, the same kernels in one call) 0.84-0.92 on problems of many waves (4 x 4096^3
-// 12.9 against 14.4 ms, syr2k n = 4096 3.06 against 3.64 ms, n = 8192 k = 1024 3.20 against
-// 3.80, fp64 grouped_mm 32 x 256x4096x2048 3.65 against 3.98); where the wide tiles leave a last
-// wave nearly empty the square one wins (syr2k n = 2048, k = 8192: 272 wide tiles on 264 CTAs,
-// 2.34 against 1.80 ms).
-inline constexpr TileOption kDmmaTileOptions[] = {{128, 64, 1.0, 2}, {64, 64, 0.88, 2}};
+// Both run two CTAs an SM. The square tile's rate relative to the wide one, measured on an H200
+// (session 39, call 3, each tile forced in one process): 0.98 on syr2k n = 4096, k = 4096 (3.21
+// against 3.14 ms; 2080 square tiles against 1056 wide, 8 against 4 waves of 264 CTAs) and 0.93 on
+// n = 8192, k = 1024 (3.54 against 3.30 ms); where the wide tiles leave a last wave nearly empty
+// the square one wins (n = 2048, k = 8192: 272 wide tiles on 264 CTAs, 2.40 against 1.54 ms;
+// n = 1024: 72 wide tiles, 132 against 102 µs; 48 mixed problems 881 against 758 µs).
+inline constexpr TileOption kDmmaTileOptions[] = {{128, 64, 1.0, 2}, {64, 64, 0.95, 2}};
 
 // The tiles of one problem (m x n; Rank2K: order n, the triangle walk's slots or all tiles).
 inline int64_t dmma_tiles(const TileOption& t, int64_t m, int64_t n, bool rank2k, bool all_tiles) {
