@@ -65,7 +65,7 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tile
   const int32_t groups = static_cast<int32_t>(problems.size());
   std::vector<int64_t> ms(groups), ns(groups), ks(groups);
   for (int32_t j = 0; j < groups; ++j) ms[j] = problems[j].group.m, ns[j] = problems[j].group.n, ks[j] = problems[j].group.k;
-  bool all_tiles = false;
+  bool all_tiles = false;  // (syr2k's GEMM-walk switch, which tiles_of carries whatever the shape)
   if constexpr (rank2k) all_tiles = tiles_of(sched::TileShape{}).all_tiles;
   const Tiles tiles = tiles_of(fp64_tile(
       sched::choose_dmma_list_tile(ms.data(), ns.data(), ks.data(), groups, device_sms(device), rank2k, all_tiles)));
@@ -128,7 +128,8 @@ bool fp64_list_on_kernel(int64_t problems, double flops) {
 // grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a
 // synchronisation, no CUDA graph capture): the kernel unless told otherwise, as for fp32. Measured
 // (H100, session 21, against that loop): 64 experts of 128 x 1024 x 1024 1.9-2.0x; 32 of
-// 256 x 4096 x 2048 0.75x (session 39's kernel, H200: 0.82-0.84x).
+// 256 x 4096 x 2048 0.75x (session 39's kernels, H200: 0.82-0.84x on 128 x 64 tiles, 0.97x on the
+// 64 x 64 ones the tile model now picks).
 bool fp64_grouped_mm_on_kernel() { return fp64_kernels_setting() != KernelSwitch::Never; }
 
 std::vector<at::Tensor> gemm_f64_cuda(at::TensorList a, at::TensorList b, const std::vector<GroupShape>& shapes,

@@ -1,9 +1,10 @@
 // Persistent fp64 kernels on the FP64 tensor cores (DMMA through mma.sync.m16n8k8.f64, sm_90):
 // grouped GEMM for gemm's list API and every form of grouped_mm (seed 000's grouped problem
 // visitor), and Rank2K for syr2k (its triangle walk), both through tile_walker.cuh as the WGMMA
-// kernels walk; 128 x 64 tiles, a CTA of four warps (2 x 2, each 64 x 32 of the tile: cuBLAS's
-// dgemm shape), two CTAs an SM, K in blocks of 16 through a three-stage cp.async pipeline with
-// double-buffered fragments, fp64 accumulators, stores straight from the registers.
+// kernels walk; 128 x 64 tiles (a CTA of four warps, 2 x 2, each 64 x 32 of the tile: cuBLAS's
+// dgemm shape) or 64 x 64 (warps of 32 x 32), chosen per call (sched/dmma_tile_choice.h), two
+// CTAs an SM, K in blocks of 16 through a cp.async pipeline with double-buffered fragments, fp64
+// accumulators, stores straight from the registers.
 //
 // Operands are read where they lie, through pointers and element strides (dmma_launch.h): 8-byte
 // cp.async needs no more alignment than a double has, so transposed, strided and offset views
@@ -45,8 +46,8 @@ struct DmmaShape {
   static constexpr int SmemBytes = Stages * StageElems * 8;
 };
 // The kernel's shapes, both four warps and two CTAs an SM: 128 x 64 tiles of 64 x 32 warps (three
-// stages of 30 KB: 255 registers), and 64 x 64 of 32 x 32 warps (four stages of 20 KB: 228
-// registers). Session 21 measured only the square one fast (4 x 4096^3: 14.3 ms against
+// stages of 30 KB: 255 registers, a few loader reloads a K block), and 64 x 64 of 32 x 32 warps
+// (four stages of 20 KB: 184-194 registers, no spills; 228-250 before session 39). Session 21 measured only the square one fast (4 x 4096^3: 14.3 ms against
 // cuBLAS's 10.0), because the wide one spilled in the K loop with a runtime-layout loader;
 // session 39 made the orientation a template parameter and the loader lean (a few reloads a K
 // block remain) and keeps both, chosen per call (benchmarks/NOTES.md has the A/B).
@@ -89,8 +90,8 @@ __device__ __forceinline__ void cp_async_wait() {
 // the thread keeps K column k0 and takes rows r, r + T/BK, ...; otherwise it keeps row r and takes
 // K columns k0, k0 + T/Rows, .... Its copies u < `limit` are inside the operand (the rest
 // zero-filled), and in either walk those are a prefix: the rows inside are fixed per tile, the K
-// columns inside shrink only in the last block. Set up once per pass, so that a block costs one
-// compare and two adds a copy, and holds what the K loop needs in 7 registers: beside 128
+// columns inside shrink only in the last block. Set up once per pass, so that a copy costs a
+// compare, a select and a 64-bit add, and holds what the K loop needs in 7 registers: beside 128
 // accumulator and 96 fragment registers (128 x 64 tiles) there are ~30 for everything else (the
 // session-20 loader kept 64-bit bounds for both axes and spilled them at 168 registers; the
 // runtime-layout one of session 21 spilled in the K loop at this tile: benchmarks/NOTES.md).
@@ -103,7 +104,7 @@ struct BlockLoader {
   using Layout = OperandLayout<Rows, KFast>;
   static constexpr int kDstStep = KFast ? kRowStep * Layout::Row : kKStep * Layout::K;
   const double* src;  // the thread's first element at K index 0 (or the base, when outside)
-  int64_t src_step;   // elements from one of its copies to the next (KFast: to the next block, BK)
+  int64_t src_step;   // elements from one of its copies to the next (a block on: BK, or BK / kKStep steps)
   int64_t k_rem;      // K columns from its first column of block 0 to the operand's end
   int fixed;          // KFast: its copies inside by rows; otherwise 1 (its row inside) or 0
 
