@@ -116,12 +116,13 @@ def test_gemm_orientation_takes_its_kernel(a_layout, b_layout):
 
 def test_tile_follows_the_model(monkeypatch):
     """Unset, the tile is sched/dmma_tile_choice.h's (its cases are in test_sched.py): 64 x 64 where
-    128 x 64 tiles would leave most CTAs idle (a small syr2k), 128 x 64 on a list of many tiles."""
+    128 x 64 tiles would leave most CTAs idle (a small syr2k), 128 x 64 on a list of many deep
+    tiles (4 x 2048^3: 1024 of them, 2048-deep)."""
     monkeypatch.delenv("TORCH_GROUPED_FP64_TILE")
     small = [randn(300, 24, seed=1)]
     assert dmma_tiles(lambda: tg.syr2k(small, small)) == [64]
-    a = [randn(1024, 512, seed=2) for _ in range(8)]
-    b = [randn(512, 1024, seed=3) for _ in range(8)]
+    a = [randn(2048, 2048, seed=2 + i) for i in range(4)]
+    b = [randn(2048, 2048, seed=12 + i) for i in range(4)]
     assert dmma_tiles(lambda: tg.gemm(a, b)) == [128]
     monkeypatch.setenv("TORCH_GROUPED_FP64_TILE", "96x64")
     with pytest.raises(ValueError, match="TORCH_GROUPED_FP64_TILE must be 128x64 or 64x64"):

@@ -70,7 +70,9 @@ def test_gemm_tile_choice_weighs_depth():
 
 @pytest.mark.parametrize("m, n, k, rank2k, tile", [
     ([4096] * 4, [4096] * 4, [4096] * 4, False, [128, 64]),   # many waves: the wide tile's rate
-    ([128] * 64, [1024] * 64, [1024] * 64, False, [128, 64]),  # 1024 wide tiles on 264 CTAs
+    ([128] * 64, [1024] * 64, [1024] * 64, False, [64, 64]),   # shallow tiles: the wide one's fixed part
+    ([1152, 768, 1152, 768], [768, 1152, 768, 1152], [1024, 1024, 128, 128], False, [64, 64]),  # seed 000's
+    ([2048] * 4, [2048] * 4, [2048] * 4, False, [128, 64]),   # test_tile_follows_the_model's list
     ([4096], [4096], [4096], True, [128, 64]),                 # syr2k: 1056 wide tiles, 4 waves
     ([8192], [8192], [1024], True, [128, 64]),
     ([2048], [2048], [8192], True, [64, 64]),  # 272 wide tiles on 264 CTAs: two waves of 8192-deep tiles
@@ -78,9 +80,8 @@ def test_gemm_tile_choice_weighs_depth():
 ])
 def test_fp64_tile_choice(m, n, k, rank2k, tile):
     """The fp64 DMMA kernel's tile (sched/dmma_tile_choice.h), 132 SMs, two CTAs each: the
-    benchmark's cases as measured on an H200 (session 39, call 3: syr2k n = 2048, k = 8192 ran
-    1.54 ms on 64 x 64 tiles, 2.40 on 128 x 64; n = 1024 102 against 132 µs; n = 4096 and n = 8192,
-    k = 1024 2% and 7% faster on 128 x 64)."""
+    benchmark's cases, each as the faster tile measured on an H200 (session 39, calls 3 and 7;
+    the times are in the header)."""
     assert sched._choose_fp64_tile(m, n, k, 132, rank2k=rank2k) == tile
 
 

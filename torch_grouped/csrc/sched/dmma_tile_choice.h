@@ -12,15 +12,18 @@
 
 namespace torch_grouped::sched {
 
-// Both run two CTAs an SM. The square tile's rate relative to the wide one, measured on an H200
-// (session 39, call 3, each tile forced in one process): 0.98 on syr2k n = 4096, k = 4096 (3.21
-// against 3.14 ms; 2080 square tiles against 1056 wide, 8 against 4 waves of 264 CTAs) and 0.93 on
-// n = 8192, k = 1024 (3.54 against 3.30 ms); where the wide tiles leave a last wave nearly empty
-// the square one wins (n = 2048, k = 8192: 272 wide tiles on 264 CTAs, 2.40 against 1.54 ms;
-// n = 1024: 72 wide tiles, 132 against 102 µs; 48 mixed problems 881 against 758 µs). At 0.95
-// the model gives fp64 grouped_mm's 32 experts of 256 x 4096 x 2048 to the square tile: 3.25 ms
-// in call 4 against 3.7-3.8 on the wide one in call 3.
-inline constexpr TileOption kDmmaTileOptions[] = {{128, 64, 1.0, 2}, {64, 64, 0.95, 2}};
+// Both run two CTAs an SM. Fitted to the H200's measurements (session 39, calls 3 and 7, each
+// tile forced in one process; µs, wide / square): the square tile's rate 0.93 of the wide one,
+// and the wide tile's fixed part twice the square one's (256 against 128 K: its epilogue stores
+// twice the elements, its three-stage fill moves twice the bytes a block). That picks the faster
+// tile on all ten: wide on syr2k n = 4096 (3143 / 3211), n = 8192 k = 1024 (3303 / 3541) and gemm
+// 4 x 4096^3 (13101 / 14455); square on syr2k n = 2048 k = 8192 (2401 / 1541: 272 wide tiles on
+// 264 CTAs), n = 1024 (132 / 102), 48 mixed problems (881 / 758), gemm's 64 groups of
+// 128 x 1024 x 1024 (479 / 437), seed 000's four (140 / 122), and grouped_mm's 32 experts of
+// 256 x 4096 x 2048 (3863 / 3484) and 64 of 128 x 1024 x 1024 (610 / 515). A round number for
+// each of the two parameters, each inside the range the ten allow (0.93 with a wide fixed part of
+// 216-291).
+inline constexpr TileOption kDmmaTileOptions[] = {{128, 64, 1.0, 2, 1, 256}, {64, 64, 0.93, 2, 1, 128}};
 
 // The tiles of one problem (m x n; Rank2K: order n, the triangle walk's slots or all tiles).
 inline int64_t dmma_tiles(const TileOption& t, int64_t m, int64_t n, bool rank2k, bool all_tiles) {

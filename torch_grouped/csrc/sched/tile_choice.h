@@ -53,6 +53,7 @@ struct TileOption {
   double efficiency;    // WGMMA rate relative to 128 x 256
   int32_t ctas_per_sm;  // two 64-row CTAs share an SM: each advances at half its rate
   int32_t cluster_m = 1;  // CTAs per cluster along M: the scheduler deals cluster_m·m x n tiles
+  int32_t fixed_k = 128;  // a tile's pipeline fill and epilogue, in K of its MACs (tile_time)
   TG_HOST_DEVICE TileShape scheduled() const { return TileShape{m * cluster_m, n}; }
 };
 
@@ -80,11 +81,10 @@ inline constexpr TileOption kListTileOptions[] = {kClusterTile, kTileOptions[0],
 // fewer operand bytes into the SMs, which the power-capped clock rewards).
 inline constexpr TileOption kKGroupedTileOptions[] = {kClusterTile, kTileOptions[0], kTileOptions[1]};
 
-// One tile of depth k, plus a fixed part for the pipeline fill and the epilogue (about two 64-deep
-// K blocks).
+// One tile of depth k, plus a fixed part for the pipeline fill and the epilogue (the WGMMA
+// kernels: about two 64-deep K blocks).
 inline double tile_time(const TileOption& t, int64_t k) {
-  constexpr int64_t kFixedK = 128;
-  return double(t.ctas_per_sm) * t.m * t.n * double(k + kFixedK) / t.efficiency;
+  return double(t.ctas_per_sm) * t.m * t.n * double(k + t.fixed_k) / t.efficiency;
 }
 
 // A set of options (kTileOptions or kKGroupedTileOptions).
