@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../common/kernel_switch.h"
 #include "../kernels/dmma_launch.h"
@@ -26,15 +27,19 @@ using kernels::DmmaListOperands;
 using kernels::DmmaOperand;
 using kernels::GroupedForm;
 
-// The tile of a call: the model's choice (sched/dmma_tile_choice.h), or the one that
+// The tile of a call: the model's choice (sched/dmma_tile_choice.h), or the option that
 // TORCH_GROUPED_FP64_TILE names (128x64 or 64x64; A/B runs and the tests of both kernels).
 sched::TileShape fp64_tile(const sched::TileOption& chosen) {
   const char* v = std::getenv("TORCH_GROUPED_FP64_TILE");
   if (v == nullptr || *v == '\0') return sched::TileShape{chosen.m, chosen.n};
-  const std::string forced(v);
-  TORCH_CHECK_VALUE(forced == "128x64" || forced == "64x64", "TORCH_GROUPED_FP64_TILE must be 128x64 or 64x64; got '",
-                    forced, "'");
-  return sched::TileShape{forced == "128x64" ? kernels::kDmmaWideTileM : kernels::kDmmaSquareTileM, kernels::kDmmaTileN};
+  std::vector<std::string> names;
+  const sched::TileOption* forced = nullptr;
+  for (const sched::TileOption& t : sched::kDmmaTileOptions) {
+    names.push_back(std::to_string(t.m) + "x" + std::to_string(t.n));
+    if (names.back() == v) forced = &t;
+  }
+  TORCH_CHECK_VALUE(forced != nullptr, "TORCH_GROUPED_FP64_TILE must be ", c10::Join(" or ", names), "; got '", v, "'");
+  return sched::TileShape{forced->m, forced->n};
 }
 
 int64_t device_sms(const at::Device& device) { return multiprocessor_count(device.index()); }

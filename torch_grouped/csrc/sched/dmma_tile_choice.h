@@ -35,18 +35,11 @@ inline int64_t dmma_tiles(const TileOption& t, int64_t m, int64_t n, bool rank2k
 // visiting order, on `sms` SMs.
 inline const TileOption& choose_dmma_list_tile(const int64_t* m, const int64_t* n, const int64_t* k, int32_t groups,
                                                int64_t sms, bool rank2k, bool all_tiles) {
-  std::vector<int64_t> counts(groups);
-  std::vector<double> times(groups);
-  return least_time_tile([&](const TileOption& t) {
-    int64_t total = 0;
-    for (int32_t g = 0; g < groups; ++g) {
-      counts[g] = dmma_tiles(t, m[g], n[g], rank2k, all_tiles);
-      times[g] = tile_time(t, rank2k ? 2 * k[g] : k[g]);
-      total += counts[g];
-    }
-    const int64_t grid = min64(sms * t.ctas_per_sm, total);
-    return round_robin_makespan(counts.data(), times.data(), groups, grid < 1 ? 1 : grid);
-  }, kDmmaTileOptions);
+  std::vector<int64_t> depth(k, k + groups);
+  if (rank2k)
+    for (int64_t& d : depth) d *= 2;
+  return least_makespan_tile([&](const TileOption& t, int32_t g) { return dmma_tiles(t, m[g], n[g], rank2k, all_tiles); },
+                             depth.data(), groups, sms, kDmmaTileOptions);
 }
 
 // grouped_mm's forms (sizes on the device): `groups` problems of K = k (the K-grouped form: k in

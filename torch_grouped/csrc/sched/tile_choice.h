@@ -114,22 +114,32 @@ inline int64_t cta_tiles(const TileOption& t, int64_t m, int64_t n) {
   return GemmTiles{t.scheduled()}.count(m, n) * t.cluster_m;
 }
 
-// A list of groups (m, n, k in visiting order) on `sms` SMs: the busiest CTA of the round-robin
-// deal, so that groups of different K are weighed by their tiles' depth.
-inline const TileOption& choose_list_tile(const int64_t* m, const int64_t* n, const int64_t* k, int32_t groups,
-                                          int64_t sms) {
+// The option of `options` whose busiest CTA of the round-robin deal finishes first, for a list of
+// `groups` problems in visiting order on `sms` SMs: `tiles(option, g)` tiles of depth k[g] each
+// in group g (shared by gemm's model below and the fp64 kernel's, dmma_tile_choice.h).
+template <class TilesFn>
+const TileOption& least_makespan_tile(TilesFn tiles, const int64_t* k, int32_t groups, int64_t sms,
+                                      TileOptions options) {
   std::vector<int64_t> counts(groups);
   std::vector<double> times(groups);
   return least_time_tile([&](const TileOption& t) {
     int64_t total = 0;
     for (int32_t g = 0; g < groups; ++g) {
-      counts[g] = cta_tiles(t, m[g], n[g]);
+      counts[g] = tiles(t, g);
       times[g] = tile_time(t, k[g]);
       total += counts[g];
     }
     const int64_t grid = min64(sms * t.ctas_per_sm, total);
     return round_robin_makespan(counts.data(), times.data(), groups, grid < 1 ? 1 : grid);
-  }, kListTileOptions);
+  }, options);
+}
+
+// A list of groups (m, n, k in visiting order) on `sms` SMs: the busiest CTA of the round-robin
+// deal, so that groups of different K are weighed by their tiles' depth.
+inline const TileOption& choose_list_tile(const int64_t* m, const int64_t* n, const int64_t* k, int32_t groups,
+                                          int64_t sms) {
+  return least_makespan_tile([&](const TileOption& t, int32_t g) { return cta_tiles(t, m[g], n[g]); }, k, groups, sms,
+                             kListTileOptions);
 }
 
 // One K for every group (grouped_mm; the K-grouped form: their mean): waves of the persistent grid
