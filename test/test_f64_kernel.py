@@ -25,10 +25,10 @@ def fp64_kernels(request, monkeypatch):
 
 
 def dmma_kernels(fn):
-    """The DMMA kernels fn launches, as (rank2k, a_k_fast, b_k_fast) each: dmma_kernel<Shape,
-    Rank2K, AKFast, BKFast>. (The profiler does not run under compute-sanitizer, so only the
+    """The DMMA kernels fn launches, as (rank2k, a_k_fast, b_k_fast, pairs) each: dmma_kernel<Shape,
+    Rank2K, AKFast, BKFast, Pairs>. (The profiler does not run under compute-sanitizer, so only the
     *_takes_its_kernel tests call this, and gpu_check's sanitizer areas leave those out.)"""
-    found = (re.search(r"dmma_kernel<.*?DmmaShape<[^>]*>, (true|false), (true|false), (true|false)>", n)
+    found = (re.search(r"dmma_kernel<.*?DmmaShape<[^>]*>, (true|false), (true|false), (true|false), (true|false)>", n)
              for n in kernels_launched(fn))
     return [tuple(flag == "true" for flag in m.groups()) for m in found if m]
 
@@ -95,10 +95,16 @@ def test_gemm_many_small_groups():
         check(o, r)
 
 
-def uniform_list_problem(a_layout, b_layout):
-    """list_problem's sizes with one layout for every A and one for every B: a kernel of one
-    operand orientation (an A in rows or offset rows has unit K stride, a B in columns)."""
-    sizes = [(1, 1, 1), (65, 63, 17), (130, 200, 33), (0, 5, 7), (9, 11, 0), (300, 70, 129), (16, 96, 5)]
+# Sizes of the uniform lists: odd extents (copies of one double), and even ones, which let the
+# kernels copy two at a time where the layout is 16-byte aligned too (pairs_ok in dmma_launch.h).
+UNIFORM_SIZES = {"odd": [(1, 1, 1), (65, 63, 17), (130, 200, 33), (0, 5, 7), (9, 11, 0), (300, 70, 129), (16, 96, 5)],
+                 "even": [(2, 2, 2), (66, 62, 18), (130, 200, 34), (0, 6, 8), (10, 12, 0), (300, 70, 130), (16, 96, 6)]}
+
+
+def uniform_list_problem(a_layout, b_layout, parity="odd"):
+    """Lists with one layout for every A and one for every B: a kernel of one operand orientation
+    (an A in rows or offset rows has unit K stride, a B in columns)."""
+    sizes = UNIFORM_SIZES[parity]
     a = [randn(m, k, seed=2 * i, layout=a_layout) for i, (m, n, k) in enumerate(sizes)]
     b = [randn(k, n, seed=2 * i + 1, layout=b_layout) for i, (m, n, k) in enumerate(sizes)]
     return a, b
@@ -106,12 +112,16 @@ def uniform_list_problem(a_layout, b_layout):
 
 @pytest.mark.parametrize("a_layout", LAYOUTS)
 @pytest.mark.parametrize("b_layout", LAYOUTS)
-def test_gemm_orientation_takes_its_kernel(a_layout, b_layout):
-    """The kernel compiled for the operands' orientation: unit K stride in every A (B) or not."""
-    a, b = uniform_list_problem(a_layout, b_layout)
-    assert dmma_kernels(lambda: tg.gemm(a, b)) == [(False, a_layout != "cols", b_layout == "cols")]
+@pytest.mark.parametrize("parity", ["odd", "even"])
+def test_gemm_orientation_takes_its_kernel(a_layout, b_layout, parity):
+    """The kernel compiled for the operands' orientation (unit K stride in every A (B) or not), and
+    copies of two where every operand is aligned and has even extents: any layout but the offset
+    views (one element in) at even sizes."""
+    a, b = uniform_list_problem(a_layout, b_layout, parity)
+    pairs = parity == "even" and "offset" not in (a_layout, b_layout)
+    assert dmma_kernels(lambda: tg.gemm(a, b)) == [(False, a_layout != "cols", b_layout == "cols", pairs)]
     mixed_a, mixed_b = list_problem()
-    assert dmma_kernels(lambda: tg.gemm(mixed_a, mixed_b)) == [(False, False, False)]
+    assert dmma_kernels(lambda: tg.gemm(mixed_a, mixed_b)) == [(False, False, False, False)]
 
 
 def test_tile_follows_the_model(monkeypatch):
@@ -167,12 +177,22 @@ def grouped_problems():
     yield "3d_2d", randn(3, 70, 24, seed=5), randn(24, 150, seed=6, layout="cols"), offsets([10, 10, 129])
     yield "3d_3d", randn(4, 65, 31, seed=7, layout="offset"), randn(4, 31, 66, seed=8), None
     yield "k_grouped", randn(90, 300, seed=9, layout="cols"), randn(300, 70, seed=10), offsets([0, 100, 100, 250, 300])
+    # aligned, even layouts whose paired axis offs sizes (odd offsets): copies of one
+    yield "moe_a_cols", randn(300, 40, seed=11, layout="cols"), randn(4, 40, 72, seed=12), offsets([33, 33, 101, 250])
+    yield "3d_2d_b_rows", randn(3, 70, 24, seed=13), randn(24, 150, seed=14), offsets([11, 11, 129])
+    yield "k_grouped_k_fast", randn(90, 300, seed=15), randn(300, 70, seed=16, layout="cols"), offsets([0, 101, 101, 251, 300])
+
+
+# Whether each problem's kernel copies two doubles at a time (pairs_ok: aligned, even strides and
+# extents, and no pairs along an axis that offs sizes).
+PAIRED = {"moe": True, "moe_b_cols": False, "3d_2d": True, "3d_3d": False, "k_grouped": True, "moe_a_cols": False,
+          "3d_2d_b_rows": False, "k_grouped_k_fast": False}
 
 
 PROBLEMS = {name: (a, b, offs) for name, a, b, offs in grouped_problems()} if HOPPER else {}
 
 
-@pytest.mark.parametrize("name", ["moe", "moe_b_cols", "3d_2d", "3d_3d", "k_grouped"])
+@pytest.mark.parametrize("name", list(PAIRED))
 def test_grouped_mm_matches_float64(name):
     a, b, offs = PROBLEMS[name]
     poison()
@@ -185,8 +205,8 @@ def test_grouped_mm_matches_float64(name):
 
 
 def test_grouped_mm_takes_its_kernel():
-    for a, b, offs in PROBLEMS.values():
-        assert dmma_launches(lambda: tg.grouped_mm(a, b, offs)) == 1
+    for name, (a, b, offs) in PROBLEMS.items():
+        assert [kernel[3] for kernel in dmma_kernels(lambda: tg.grouped_mm(a, b, offs))] == [PAIRED[name]], name
 
 
 def test_grouped_mm_reads_offs_on_the_device_only():
@@ -221,6 +241,7 @@ def test_moe_gradients():
 
 # syr2k (the Rank2K kernel): orders at and off the tiles (128 x 64), K = 0 and 1, every layout.
 SYR2K_SIZES = [(1, 1), (64, 16), (65, 37), (130, 0), (200, 1), (90, 129), (300, 24)]
+EVEN_SYR2K_SIZES = [(2, 2), (64, 16), (66, 38), (130, 0), (200, 2), (90, 130), (300, 24)]  # (copies of two)
 
 
 def syr2k_problem():
@@ -247,23 +268,26 @@ def test_syr2k_takes_its_kernel():
     assert dmma_launches(lambda: tg.syr2k(a, b, c, uplo="L", beta=1.0), rank2k=True) == 1
 
 
-def uniform_syr2k_problem(a_layout, b_layout):
-    a = [randn(n, k, seed=100 + i, layout=a_layout) for i, (n, k) in enumerate(SYR2K_SIZES)]
-    b = [randn(n, k, seed=200 + i, layout=b_layout) for i, (n, k) in enumerate(SYR2K_SIZES)]
+def uniform_syr2k_problem(a_layout, b_layout, parity="odd"):
+    sizes = SYR2K_SIZES if parity == "odd" else EVEN_SYR2K_SIZES
+    a = [randn(n, k, seed=100 + i, layout=a_layout) for i, (n, k) in enumerate(sizes)]
+    b = [randn(n, k, seed=200 + i, layout=b_layout) for i, (n, k) in enumerate(sizes)]
     return a, b
 
 
 @pytest.mark.parametrize("op", ["gemm", "syr2k"])
 @pytest.mark.parametrize("a_layout", LAYOUTS)
 @pytest.mark.parametrize("b_layout", LAYOUTS)
-def test_every_operand_orientation(op, a_layout, b_layout):
-    """Lists of one layout per operand: each kernel of an orientation (gemm's four, syr2k's two)."""
+@pytest.mark.parametrize("parity", ["odd", "even"])
+def test_every_operand_orientation(op, a_layout, b_layout, parity):
+    """Lists of one layout per operand: each kernel of an orientation (gemm's four, syr2k's two),
+    with copies of one double and (even sizes, aligned layouts: the *_takes_its_kernel tests) two."""
     poison()
     if op == "gemm":
-        a, b = uniform_list_problem(a_layout, b_layout)
+        a, b = uniform_list_problem(a_layout, b_layout, parity)
         pairs = zip(tg.gemm(a, b), reference.gemm(a, b))
     else:
-        a, b = uniform_syr2k_problem(a_layout, b_layout)
+        a, b = uniform_syr2k_problem(a_layout, b_layout, parity)
         pairs = zip(tg.syr2k(a, b, uplo="U", alpha=-0.5), reference.syr2k(a, b, None, "U", -0.5, 0.0))
     for o, r in pairs:
         check(o, r)
@@ -272,12 +296,15 @@ def test_every_operand_orientation(op, a_layout, b_layout):
 
 @pytest.mark.parametrize("a_layout", LAYOUTS)
 @pytest.mark.parametrize("b_layout", LAYOUTS)
-def test_syr2k_orientation_takes_its_kernel(a_layout, b_layout):
+@pytest.mark.parametrize("parity", ["odd", "even"])
+def test_syr2k_orientation_takes_its_kernel(a_layout, b_layout, parity):
     """The passes swap a and b between the tile's slots, so one orientation serves both: the
-    unit-K-stride kernel where every a and b allows it, else the general one."""
-    a, b = uniform_syr2k_problem(a_layout, b_layout)
+    unit-K-stride kernel where every a and b allows it, else the general one, whose copies of two
+    walk rows of unit stride: pairs (at even sizes) where a and b are both rows or both columns."""
+    a, b = uniform_syr2k_problem(a_layout, b_layout, parity)
     fast = a_layout != "cols" and b_layout != "cols"
-    assert dmma_kernels(lambda: tg.syr2k(a, b)) == [(True, fast, fast)]
+    pairs = parity == "even" and a_layout == b_layout != "offset"
+    assert dmma_kernels(lambda: tg.syr2k(a, b)) == [(True, fast, fast, pairs)]
 
 
 def test_syr2k_gemm_scheduler(monkeypatch):

@@ -47,24 +47,41 @@ def block_elems(rows):
     return max(rows * (BK + 4), BK * (rows + 4))
 
 
-def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows, k_fast):
-    """BlockLoader<Shape, Rows, KFast>'s construction and load(), for all threads: the block as shared
-    memory holds it. k_fast is the kernel's orientation (DmmaArgs::a_k_fast / b_k_fast), which the
-    host sets only where the operand's K stride is 1; the general loader (False) takes any strides."""
+def pairs_ok(view, kfast_kernel, rows, k):
+    """dmma_launch.h's pairs_ok (view = (base, row_stride, k_stride[, batch_stride]) in elements of a
+    16-byte aligned buffer): whether the kernel may copy the operand two doubles at a time."""
+    base, row_stride, k_stride = view[:3]
+    batch_stride = view[3] if len(view) > 3 else 0
+    if rows == 0 or k == 0:
+        return True
+    if base % 2 or batch_stride % 2:
+        return False
+    if kfast_kernel:
+        return row_stride % 2 == 0 and k >= 0 and k % 2 == 0
+    return row_stride == 1 and k_stride % 2 == 0 and rows >= 0 and rows % 2 == 0
+
+
+def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows, k_fast, vec=1):
+    """BlockLoader<Shape, Rows, KFast, Vec>'s construction and load(), for all threads: the block as
+    shared memory holds it. k_fast is the kernel's orientation (DmmaArgs::a_k_fast / b_k_fast), which
+    the host sets only where the operand's K stride is 1; the general loader (False) takes any
+    strides. vec = 2: the copies of two (DmmaArgs::pairs), which must be 16-byte aligned (even
+    offsets into `mem`) and wholly inside the operand or wholly out."""
     assert not k_fast or k_stride == 1, "a KFast kernel on an operand without unit K stride"
     at_row, at_k = layout(k_fast, tile_rows)
     smem = np.full(block_elems(tile_rows), np.nan)
     writes = np.zeros(block_elems(tile_rows), dtype=int)
-    per_thread = tile_rows * BK // THREADS
-    row_step, k_step = THREADS // BK, THREADS // tile_rows
+    along = (BK if k_fast else tile_rows) // vec  # threads along the contiguous axis
+    per_thread = tile_rows * BK // (THREADS * vec)
+    row_step = k_step = THREADS // along
     for tid in range(THREADS):
-        r = tid // BK if k_fast else tid % tile_rows
-        k0 = tid % BK if k_fast else tid // tile_rows
+        r = tid // along if k_fast else tid % along * vec
+        k0 = tid % along * vec if k_fast else tid // along
         k_rem = k - k0
         rows_left = rows - row0 - r
-        span = per_thread * row_step if k_fast else 1
+        span = per_thread * row_step if k_fast else vec
         rows_in = 0 if rows_left <= 0 else min(rows_left, span)
-        fixed = -(-rows_in // row_step) if k_fast else rows_in
+        fixed = -(-rows_in // row_step) if k_fast else int(rows_in > 0)
         src = base + (row0 + r) * row_stride + k0 * k_stride if rows_left > 0 else base
         src_step = row_step * row_stride if k_fast else k_step * k_stride
         dst = r * at_row + k0 * at_k
@@ -74,9 +91,24 @@ def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows, k_
         limit = (fixed if k_in > 0 else 0) if k_fast else fixed * -(-k_in // k_step)
         s = src + kb * (BK if k_fast else (BK // k_step) * src_step)
         for u in range(per_thread):
-            inside = u < limit
-            smem[dst + u * dst_step] = mem[s] if inside else 0.0
-            writes[dst + u * dst_step] += 1
+            # the copy's elements: (row, K column) of the operand, along the contiguous axis
+            cells = [(row0 + r + (0 if k_fast else e) + (u * row_step if k_fast else 0),
+                      k0 + kb * BK + (e if k_fast else 0) + (0 if k_fast else u * k_step)) for e in range(vec)]
+            inside = [0 <= rr < rows and kk < k for rr, kk in cells]
+            d = dst + u * dst_step
+            if u < limit:
+                assert all(inside), "a copy reads outside the operand"
+                assert vec == 1 or s % 2 == 0, "a 16-byte copy from an unaligned address"
+                for e, (rr, kk) in enumerate(cells):
+                    at = s + e  # the contiguous axis: unit stride
+                    assert at == base + rr * row_stride + kk * k_stride, "a copy's element is not the operand's"
+                    smem[d + e * (at_k if k_fast else at_row)] = mem[at]
+            else:
+                assert not any(inside), "a copy zero-fills elements inside the operand"
+                for e in range(vec):
+                    smem[d + e * (at_k if k_fast else at_row)] = 0.0
+            for e in range(vec):
+                writes[d + e * (at_k if k_fast else at_row)] += 1
             s += src_step
     used = [rr * at_row + cc * at_k for rr in range(tile_rows) for cc in range(BK)]
     assert all(writes[i] == 1 for i in used), "a block element written other than once"
@@ -84,7 +116,7 @@ def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows, k_
     return smem, (at_row, at_k)
 
 
-def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, rank2k=False):
+def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, rank2k=False, vec=1):
     """The kernel's K loop over tile (tile_m, tile_n) of one problem (a_view/b_view = (base,
     row_stride, k_stride)) in the kernel of orientation fast = (AKFast, BKFast); Rank2K: two passes,
     the second with the operands' roles swapped (its kernels have AKFast == BKFast). Returns
@@ -96,8 +128,8 @@ def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, rank
     for kb in range(2 * kblocks if rank2k else kblocks):
         second = rank2k and kb >= kblocks
         (am, av), (bm, bv) = ((b_mem, b_view), (a_mem, a_view)) if second else ((a_mem, a_view), (b_mem, b_view))
-        a_s, (ar, ak) = load_block(am, *av, m, k, row0, kb - kblocks if second else kb, BM, fast[1] if second else fast[0])
-        b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kb - kblocks if second else kb, BN, fast[0] if second else fast[1])
+        a_s, (ar, ak) = load_block(am, *av, m, k, row0, kb - kblocks if second else kb, BM, fast[1] if second else fast[0], vec)
+        b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kb - kblocks if second else kb, BN, fast[0] if second else fast[1], vec)
         for warp in range(warps):
             warp_row, warp_col = (warp // WARPS_N) * WARP_M, (warp % WARPS_N) * WARP_N
             for half, i, j in itertools.product(range(2), range(WARP_M // 16), range(WARP_N // 8)):
@@ -124,17 +156,17 @@ def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, rank
     return elements
 
 
-def tile(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast):
+def tile(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, vec):
     """store_gemm_tile: {(row, col): value} of the elements inside the problem."""
     out = {}
-    for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast):
+    for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, vec=vec):
         if row < m and col < n:
             assert (row, col) not in out, "an element stored twice"
             out[row, col] = v
     return out
 
 
-def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles, fast):
+def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles, fast, vec):
     """syr2k of one problem: the walk's tiles (the triangle's, or all), store_rank2k_tile each."""
     out, writes = np.zeros((n, n)), np.zeros((n, n), dtype=int)
     # the triangle walk (rank2k_visitor.h): the tiles of the macro tiles (side max(BM, BN)) in the
@@ -143,7 +175,7 @@ def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, al
     tiles = [(i, j) for i in range(-(-n // BM)) for j in range(-(-n // BN))
              if all_tiles or ((j * BN // side <= i * BM // side) if lower else (i * BM // side <= j * BN // side))]
     for tm, tn in tiles:
-        for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, n, n, k, tm, tn, (fast, fast), rank2k=True):
+        for row, col, v in accumulate(a_mem, a_view, b_mem, b_view, n, n, k, tm, tn, (fast, fast), rank2k=True, vec=vec):
             if row >= n or col >= n:
                 continue
             in_triangle = row >= col if lower else row <= col
@@ -163,7 +195,7 @@ def rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, al
 
 def check_rank2k(rng):
     count = 0
-    kinds = ("k_contiguous", "rows_contiguous", "strided")
+    kinds = KINDS
     for (n, k), ka, kb_, lower, with_c, all_tiles in itertools.product(
             [(64, 16), (130, 37), (5, 3), (70, 1), (200, 20)], kinds, kinds, (True, False), (False, True), (False, True)):
         if all_tiles and (ka != kb_ or not with_c):
@@ -178,24 +210,45 @@ def check_rank2k(rng):
             sym = tri + tri.T - np.diag(np.diag(c))
         ref = alpha * (a @ b.T + b @ a.T) + (beta * sym if sym is not None else 0.0)
         # launch_dmma's choice (the KFast kernel where a and b both have unit K stride), and the
-        # general kernel on every operand
+        # general kernel on every operand; each with the copies of one, and of two where the host
+        # (launch_dmma_list) allows them
         for fast in sorted({a_view[2] == 1 and b_view[2] == 1, False}):
-            out = rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles, fast)
-            assert np.abs(out - ref).max() < 1e-12 * max(1.0, np.abs(ref).max()), (n, k, ka, kb_, lower, with_c, all_tiles)
-            if not all_tiles:
-                assert (out == out.T).all(), "not exactly symmetric"
-            count += 1
+            for vec in copy_widths(((a_view, n, fast), (b_view, n, fast)), k):
+                out = rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles, fast, vec)
+                assert np.abs(out - ref).max() < 1e-12 * max(1.0, np.abs(ref).max()), (n, k, ka, kb_, lower, with_c, all_tiles)
+                if not all_tiles:
+                    assert (out == out.T).all(), "not exactly symmetric"
+                count += 1
     return count
 
 
+# Operand layouts (operand()): unit K stride one element into the buffer, the transposed layout,
+# strided both ways, and the first two again 16-byte aligned with rows padded to an even length.
+KINDS = ("k_contiguous", "rows_contiguous", "strided", "k_even", "rows_even")
+
+
+def copy_widths(operands, k):
+    """The copy widths to run a problem with: one, and two where dmma_cuda.cpp allows them
+    (pairs_ok on every (view, rows, kfast_kernel) of `operands`)."""
+    return (1, 2) if all(pairs_ok(v, fast, rows, k) for v, rows, fast in operands) else (1,)
+
+
 def operand(rng, rows, k, kind):
-    """A rows x K operand in flat memory: (memory, (base, row_stride, k_stride)), and its matrix."""
+    """A rows x K operand in flat memory (element 0 16-byte aligned): (memory, (base, row_stride,
+    k_stride)), and its matrix."""
     x = rng.standard_normal((rows, k))
     if kind == "k_contiguous":  # rows of k, one element of offset
         mem = np.concatenate([[7.0], x.reshape(-1)])
         return mem, (1, k, 1), x
     if kind == "rows_contiguous":  # the transposed layout
         return x.T.reshape(-1).copy(), (0, 1, rows), x
+    if kind in ("k_even", "rows_even"):  # either, with rows of even pitch
+        inner, outer = (k, rows) if kind == "k_even" else (rows, k)
+        pitch = inner + inner % 2
+        mem = np.full(outer * pitch, 5.0)
+        for o in range(outer):
+            mem[o * pitch: o * pitch + inner] = x[o] if kind == "k_even" else x[:, o]
+        return mem, ((0, pitch, 1) if kind == "k_even" else (0, 1, pitch)), x
     pitch = k + 3  # strided rows and columns: every other element of a wider buffer along K
     mem = np.zeros(rows * 2 * pitch + 2)
     for r in range(rows):
@@ -206,6 +259,9 @@ def operand(rng, rows, k, kind):
 def view(t, rows_dim, k_dim, batch_dim=None):
     """dmma_cuda.cpp's operand(): (base, row_stride, k_stride, batch_stride) in elements of t's storage."""
     return [t.storage_offset(), t.stride(rows_dim), t.stride(k_dim), 0 if batch_dim is None else t.stride(batch_dim)]
+
+
+PAIRED = {True: 0, False: 0}  # grouped_form's problems by copy width (pairs or not)
 
 
 def grouped_form(a, b, offs):
@@ -229,6 +285,11 @@ def grouped_form(a, b, offs):
         av, bv = view(a, 0, 1), view(b, 1, 0)
         out = torch.full((groups, m, n), float("nan"), dtype=torch.float64)
     ragged = form in ("RaggedM", "RaggedN")
+    # dmma_cuda.cpp's copy width: pairs where neither operand pairs along an axis offs sizes
+    a_fast, b_fast = av[2] == 1, bv[2] == 1
+    k_known = -1 if form == "RaggedK" else k
+    pairs = (pairs_ok(av, a_fast, -1 if form == "RaggedM" else m, k_known)
+             and pairs_ok(bv, b_fast, -1 if form == "RaggedN" else n, k_known))
     for g in range(groups + (1 if ragged else 0)):  # visited_groups: the ragged forms' virtual tail
         if form != "Batched":  # ragged_range
             total = {"RaggedM": m, "RaggedN": n, "RaggedK": k}[form]
@@ -247,9 +308,13 @@ def grouped_form(a, b, offs):
             qn, b_col, a_batch = end - start, start, (0 if g == groups else g)
         a0 = av[0] + a_batch * av[3] + a_row * av[1] + k_origin * av[2]
         b0 = bv[0] + b_batch * bv[3] + b_col * bv[1] + k_origin * bv[2]
+        if pairs:  # (load_block checks the copies from an aligned origin with even extents)
+            assert a0 % 2 == 0 and b0 % 2 == 0, "a problem's origin off the 16-byte grid with pairs"
+            assert (qk if a_fast else qm) % 2 == 0 and (qk if b_fast else qn) % 2 == 0, "an odd extent with pairs"
         A = torch.as_strided(a, (qm, qk), (av[1], av[2]), a0) if qm * qk else torch.zeros(qm, qk, dtype=torch.float64)
         B = torch.as_strided(b, (qn, qk), (bv[1], bv[2]), b0) if qn * qk else torch.zeros(qn, qk, dtype=torch.float64)
         tile = A @ B.T
+        PAIRED[pairs] += 1
         if form == "RaggedM":
             out[start:end] = tile
         elif form == "RaggedN":
@@ -291,28 +356,31 @@ def main():
               "the triangle walk with mirrors and the GEMM walk): every element written once, exactly symmetric, "
               "equal to float64's")
     print(f"{check_forms(rng)} grouped_mm problems (four forms x 9 layout pairs) read through the host's views: "
-          "every output element written and equal to the reference")
+          "every output element written and equal to the reference; with copies of two (aligned origins, even "
+          f"extents) {PAIRED[True]} groups, without {PAIRED[False]}")
 
 
 def check_tiles(rng, shape):
-    kinds = ("k_contiguous", "rows_contiguous", "strided")
+    kinds = KINDS
     cases = 0
     for (m, n, k), ka, kb_ in itertools.product([(64, 64, 16), (70, 130, 37), (5, 3, 1), (128, 64, 33), (200, 70, 50)],
                                                 kinds, kinds):
         a_mem, a_view, a = operand(rng, m, k, ka)
         b_mem, b_view, bt = operand(rng, n, k, kb_)  # B as rows N x K: B(k, j) = bt[j, k]
         ref = a @ bt.T
-        # the kernel of the operands' orientation, and the general one (a list of mixed layouts)
-        for fast, tm, tn in itertools.product(sorted({(a_view[2] == 1, b_view[2] == 1), (False, False)}),
-                                              range(-(-m // BM)), range(-(-n // BN))):
-            out = tile(a_mem, a_view, b_mem, b_view, m, n, k, tm, tn, fast)
+        # the kernel of the operands' orientation, and the general one (a list of mixed layouts),
+        # each with the copy widths the host allows
+        runs = [(fast, vec) for fast in sorted({(a_view[2] == 1, b_view[2] == 1), (False, False)})
+                for vec in copy_widths(((a_view, m, fast[0]), (b_view, n, fast[1])), k)]
+        for (fast, vec), tm, tn in itertools.product(runs, range(-(-m // BM)), range(-(-n // BN))):
+            out = tile(a_mem, a_view, b_mem, b_view, m, n, k, tm, tn, fast, vec)
             expect = {(r, c) for r in range(tm * BM, min(m, tm * BM + BM)) for c in range(tn * BN, min(n, tn * BN + BN))}
             assert set(out) == expect, "the tile's stores do not cover its elements"
             err = max(abs(v - ref[rc]) for rc, v in out.items())
             assert err < 1e-12 * max(1.0, abs(ref).max()), (m, n, k, ka, kb_, tm, tn, err)
             cases += 1
-    print(f"{shape}: {cases} tiles over 5 shapes x 9 layout pairs, in the kernel of their orientation and the general "
-          "one: every block element written once, every fragment "
+    print(f"{shape}: {cases} tiles over 5 shapes x 25 layout pairs, in the kernel of their orientation and the general "
+          "one, with copies of one and (where the host allows) two: every block element written once, every fragment "
           "inside its block, every output element stored once and equal to float64's")
 
 

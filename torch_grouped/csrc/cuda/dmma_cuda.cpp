@@ -104,6 +104,11 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tile
   p.list_operands = reinterpret_cast<const DmmaListOperands*>(dbase + operands_at);
   p.a_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.a); });
   p.b_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.b); });
+  if (rank2k) p.a_k_fast = p.b_k_fast = p.a_k_fast && p.b_k_fast;  // (its passes swap the slots: one orientation)
+  p.pairs = std::all_of(problems.begin(), problems.end(), [&](const DmmaListProblem& q) {
+    return kernels::pairs_ok(q.operands.a, p.a_k_fast, q.group.m, q.group.k) &&
+           kernels::pairs_ok(q.operands.b, p.b_k_fast, q.group.n, q.group.k);
+  });
   if constexpr (rank2k) {
     p.shape.triangle = tiles;
     kernels::launch_dmma_rank2k(p, static_cast<int>(walkers), stream.stream());
@@ -238,6 +243,10 @@ bool grouped_mm_f64_cuda(const at::Tensor& a, const at::Tensor& b, const std::op
       fp64_tile(sched::choose_dmma_grouped_mm_tile(g.form, g.m, g.n, s.groups, g.k, device_sms(a.device())));
   g.tiles = sched::GemmTiles{tile, panel};
   p.a_k_fast = kernels::k_fast(p.a), p.b_k_fast = kernels::k_fast(p.b);
+  // offs sizes (and offsets) A's rows (RaggedM), B's rows (RaggedN: its columns) or K (RaggedK)
+  const int64_t k_known = g.form == GroupedForm::RaggedK ? -1 : g.k;
+  p.pairs = kernels::pairs_ok(p.a, p.a_k_fast, g.form == GroupedForm::RaggedM ? -1 : g.m, k_known) &&
+            kernels::pairs_ok(p.b, p.b_k_fast, g.form == GroupedForm::RaggedN ? -1 : g.n, k_known);
   const int device = a.get_device();
   // the grid: every resident CTA, or as many as the walk has tiles at most if fewer
   const int64_t bound = sched::form_tiles(g.form, g.m, g.n, s.groups, tile, s.groups + 1);

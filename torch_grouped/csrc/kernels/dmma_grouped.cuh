@@ -11,9 +11,11 @@
 // need no copy. Each kernel is compiled for its operands' orientation (DmmaArgs::a_k_fast,
 // b_k_fast): an operand with unit K stride lands in shared memory as [row][k], filled along K by
 // consecutive threads, any other (the general loads) as [k][row], filled along rows; rows are
-// padded so that the fragment reads hit distinct banks either way. The orientation is a template
-// parameter so that the K loop holds no layout or loader branches: 128 accumulator and 96 fragment
-// registers leave ~30 for everything else at this tile.
+// padded so that the fragment reads hit distinct banks either way. Where every operand allows it
+// (DmmaArgs::pairs: 16-byte aligned pairs along the contiguous axis), the copies take two
+// elements at once. Orientation and copy width are template parameters so that the K loop holds
+// no layout or loader branches: 128 accumulator and 96 fragment registers leave ~30 for
+// everything else at this tile.
 #pragma once
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
@@ -74,10 +76,18 @@ struct OperandLayout {
   static constexpr int Row = KFast ? 16 + 4 : 1, K = KFast ? 1 : Rows + 4;
 };
 
-// 8 bytes global -> shared, zeros where `in` is false (src-size 0: nothing is read).
-__device__ __forceinline__ void cp_async_8(double* dst, const double* src, bool in) {
+// Vec doubles (8 or 16 bytes) global -> shared, of which the first `count` are read and the rest
+// zeroed (count 0: nothing is read, so `src` may lie anywhere). 16-byte copies bypass L1 (.cg):
+// each CTA reads its operands once.
+template <int Vec>
+__device__ __forceinline__ void cp_async(double* dst, const double* src, int count) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(s), "l"(src), "r"(in ? 8 : 0) : "memory");
+  if constexpr (Vec == 1) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(s), "l"(src), "r"(8 * count) : "memory");
+  } else {
+    static_assert(Vec == 2, "8- or 16-byte copies");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(8 * count) : "memory");
+  }
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int Pending>
@@ -85,39 +95,46 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
 }
 
-// One thread's share of an operand's blocks in one tile: Rows x BK elements per K block, dealt so
-// that consecutive threads take consecutive elements along the operand's contiguous axis. KFast:
-// the thread keeps K column k0 and takes rows r, r + T/BK, ...; otherwise it keeps row r and takes
-// K columns k0, k0 + T/Rows, .... Its copies u < `limit` are inside the operand (the rest
-// zero-filled), and in either walk those are a prefix: the rows inside are fixed per tile, the K
-// columns inside shrink only in the last block. Set up once per pass, so that a copy costs a
+// One thread's share of an operand's blocks in one tile: Rows x BK elements per K block, in copies
+// of Vec elements along the operand's contiguous axis, dealt so that consecutive threads take
+// consecutive copies along that axis. KFast: the thread keeps K columns k0..k0 + Vec - 1 and takes
+// rows r, r + kRowStep, ...; otherwise it keeps rows r..r + Vec - 1 and takes K columns k0,
+// k0 + kKStep, .... Its copies u < `limit` are inside the operand (the rest zero-filled), and in
+// either walk those are a prefix: the rows inside are fixed per tile, the K columns inside shrink
+// only in the last block. Copies of two take operands whose extent along the contiguous axis is
+// even (pairs_ok), so that a copy is wholly inside or wholly out: a size known only at run time
+// would cost the hardware's zero-fill form five more instructions a copy (ptxas). Set up once per
+// pass, so that a copy costs a
 // compare, a select and a 64-bit add, and holds what the K loop needs in 7 registers: beside 128
 // accumulator and 96 fragment registers (128 x 64 tiles) there are ~30 for everything else (the
 // session-20 loader kept 64-bit bounds for both axes and spilled them at 168 registers; the
 // runtime-layout one of session 21 spilled in the K loop at this tile: benchmarks/NOTES.md).
-template <class Shape, int Rows, bool KFast>
+template <class Shape, int Rows, bool KFast, int Vec>
 struct BlockLoader {
   static constexpr int BK = Shape::BK, T = Shape::Threads;
-  static constexpr int kPerThread = Rows * BK / T;
-  static constexpr int kRowStep = T / BK;  // KFast: rows from one of its copies to the next
-  static constexpr int kKStep = T / Rows;  // otherwise: K columns from one to the next
+  static constexpr int kAlong = (KFast ? BK : Rows) / Vec;  // threads along the contiguous axis
+  static_assert(T % kAlong == 0 && Rows * BK % (T * Vec) == 0, "even copy shares");
+  static constexpr int kPerThread = Rows * BK / (T * Vec);
+  static constexpr int kRowStep = T / kAlong;  // KFast: rows from one of its copies to the next
+  static constexpr int kKStep = T / kAlong;    // otherwise: K columns from one to the next
+  static_assert(KFast || BK % kKStep == 0, "whole copy steps per K block");
   using Layout = OperandLayout<Rows, KFast>;
   static constexpr int kDstStep = KFast ? kRowStep * Layout::Row : kKStep * Layout::K;
   const double* src;  // the thread's first element at K index 0 (or the base, when outside)
   int64_t src_step;   // elements from one of its copies to the next (a block on: BK, or BK / kKStep steps)
   int64_t k_rem;      // K columns from its first column of block 0 to the operand's end
-  int fixed;          // KFast: its copies inside by rows; otherwise 1 (its row inside) or 0
+  int fixed;          // KFast: its copies inside by rows; otherwise whether its rows are inside
 
-  __device__ __forceinline__ static int first_row() { return KFast ? int(threadIdx.x) / BK : int(threadIdx.x) % Rows; }
-  __device__ __forceinline__ static int first_k() { return KFast ? int(threadIdx.x) % BK : int(threadIdx.x) / Rows; }
+  __device__ __forceinline__ static int first_row() { return KFast ? int(threadIdx.x) / kAlong : int(threadIdx.x) % kAlong * Vec; }
+  __device__ __forceinline__ static int first_k() { return KFast ? int(threadIdx.x) % kAlong * Vec : int(threadIdx.x) / kAlong; }
 
   __device__ __forceinline__ BlockLoader(const DmmaOperand& v, int64_t rows, int64_t k, int64_t row0) {
     const int r = first_row(), k0 = first_k();
     k_rem = k - k0;
     const int64_t rows_left = rows - row0 - r;  // rows from its first to the operand's end
-    const int64_t span = KFast ? int64_t(kPerThread) * kRowStep : 1;  // rows its copies can reach
+    const int64_t span = KFast ? int64_t(kPerThread) * kRowStep : Vec;  // rows its copies can reach
     const int rows_in = int(rows_left <= 0 ? 0 : rows_left >= span ? span : rows_left);
-    fixed = KFast ? (rows_in + kRowStep - 1) / kRowStep : rows_in;
+    fixed = KFast ? (rows_in + kRowStep - 1) / kRowStep : rows_in > 0;
     src = rows_left > 0 ? v.base + (row0 + r) * v.row_stride + k0 * v.k_stride : v.base;
     src_step = KFast ? kRowStep * v.row_stride : kKStep * v.k_stride;
   }
@@ -131,12 +148,9 @@ struct BlockLoader {
     const double* s = src + int64_t(kb) * (KFast ? int64_t(BK) : (BK / kKStep) * src_step);
     double* d = block + first_row() * Layout::Row + first_k() * Layout::K;
     // (the source stepped copy by copy: products u·src_step for every u, hoisted out of the K
-    // loop, would hold two registers each)
+    // loop, would hold two registers each; src-size 0 reads nothing, so the source needs no clamp)
 #pragma unroll
-    for (int u = 0; u < kPerThread; ++u, s += src_step) {
-      const bool in = u < limit;
-      cp_async_8(d + u * kDstStep, in ? s : src, in);
-    }
+    for (int u = 0; u < kPerThread; ++u, s += src_step) cp_async<Vec>(d + u * kDstStep, s, u < limit ? Vec : 0);
   }
 };
 
@@ -221,7 +235,7 @@ __device__ __forceinline__ void store_rank2k_tile(const Acc& acc, const GroupPro
 // Stages - 1 + kb at block kb's second half, so waiting for all but the newest Stages - 3 means
 // block kb + 1 has landed; Stages - 2 blocks stay in flight behind it. Ends with every copy landed
 // and every warp past its reads (the stages free for the next pass or tile).
-template <class Cfg, bool AKFast, bool BKFast, class Acc>
+template <class Cfg, bool AKFast, bool BKFast, int Vec, class Acc>
 __device__ __forceinline__ void dmma_pass(Acc& acc, double* smem, const DmmaOperand& a, const DmmaOperand& b,
                                           int64_t a_rows, int64_t b_rows, int64_t k, int64_t row0, int64_t col0) {
   static_assert(Cfg::Stages >= 3, "a block in flight while one is read");
@@ -229,8 +243,8 @@ __device__ __forceinline__ void dmma_pass(Acc& acc, double* smem, const DmmaOper
   constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
   using ALayout = OperandLayout<Cfg::BM, AKFast>;
   using BLayout = OperandLayout<Cfg::BN, BKFast>;
-  const BlockLoader<Cfg, Cfg::BM, AKFast> a_loader(a, a_rows, k, row0);
-  const BlockLoader<Cfg, Cfg::BN, BKFast> b_loader(b, b_rows, k, col0);
+  const BlockLoader<Cfg, Cfg::BM, AKFast, Vec> a_loader(a, a_rows, k, row0);
+  const BlockLoader<Cfg, Cfg::BN, BKFast, Vec> b_loader(b, b_rows, k, col0);
   const int32_t blocks = int32_t(sched::ceil_div(k, Cfg::BK));
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int warp_row = (warp / Cfg::WarpCols) * Cfg::WarpM, warp_col = (warp % Cfg::WarpCols) * Cfg::WarpN;
@@ -293,13 +307,14 @@ __device__ __forceinline__ void dmma_pass(Acc& acc, double* smem, const DmmaOper
 // One CTA: the walk's tiles one after the other. GEMM: out = A·B over each tile's K blocks.
 // Rank2K: A_i B_jᵀ + B_i A_jᵀ as two passes over the K blocks into one accumulator, the second
 // with the operands' roles swapped (A_i, B_j are rows of a problem's a and b, [n, k] both).
-template <class Shape, bool Rank2K, bool AKFast, bool BKFast>
+template <class Shape, bool Rank2K, bool AKFast, bool BKFast, bool Pairs>
 __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(const __grid_constant__ DmmaArgs p) {
   using Cfg = DmmaConfig<Shape, Rank2K>;
   extern __shared__ __align__(16) double smem[];
   const int warp = threadIdx.x / 32;
   const int warp_row = (warp / Cfg::WarpCols) * Cfg::WarpM, warp_col = (warp % Cfg::WarpCols) * Cfg::WarpN;
   constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
+  constexpr int kVec = Pairs ? 2 : 1;  // doubles per copy
   TileWalker<Cfg> walker(p.shape);
   sched::TileCoord tile;
   GroupProblem q;
@@ -313,13 +328,13 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
       for (int second = 0; second < 2; ++second) {
         const DmmaListOperands ops = p.list_operands[tile.group];
         const ListGroup lg = p.shape.list[tile.group];
-        dmma_pass<Cfg, AKFast, BKFast>(acc, smem, second ? ops.b : ops.a, second ? ops.a : ops.b, lg.n, lg.n, lg.k, row0,
-                                       col0);
+        dmma_pass<Cfg, AKFast, BKFast, kVec>(acc, smem, second ? ops.b : ops.a, second ? ops.a : ops.b, lg.n, lg.n, lg.k,
+                                             row0, col0);
       }
     } else {
       DmmaOperand a, b;
       problem_operands(p, tile.group, q, a, b);
-      dmma_pass<Cfg, AKFast, BKFast>(acc, smem, a, b, q.m, q.n, q.k, row0, col0);
+      dmma_pass<Cfg, AKFast, BKFast, kVec>(acc, smem, a, b, q.m, q.n, q.k, row0, col0);
     }
 
     // The problem read again for the epilogue rather than kept in registers through the K loop.
@@ -334,18 +349,22 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
 }
 
 // Host side, per walk: the shared-memory attribute (once per device and kernel), the launch of
-// the kernel of the call's tile and operand orientations, the persistent grid.
-template <class Shape, bool Rank2K, bool AKFast, bool BKFast>
+// the kernel of the call's tile, operand orientations and copy width, the persistent grid.
+template <class Shape, bool Rank2K, bool AKFast, bool BKFast, bool Pairs>
 void prepare_dmma(int device) {
   static std::atomic<uint64_t> done{0};
-  allow_dynamic_smem(dmma_kernel<Shape, Rank2K, AKFast, BKFast>, Shape::SmemBytes, device, done);
+  allow_dynamic_smem(dmma_kernel<Shape, Rank2K, AKFast, BKFast, Pairs>, Shape::SmemBytes, device, done);
 }
 
 template <class Shape, bool Rank2K, bool AKFast, bool BKFast>
 void launch_dmma_oriented(const DmmaArgs& args, int grid, int device, cudaStream_t stream) {
-  prepare_dmma<Shape, Rank2K, AKFast, BKFast>(device);
-  dmma_kernel<Shape, Rank2K, AKFast, BKFast><<<grid, Shape::Threads, Shape::SmemBytes, stream>>>(args);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  auto launch = [&](auto pairs) {
+    prepare_dmma<Shape, Rank2K, AKFast, BKFast, decltype(pairs)::value>(device);
+    dmma_kernel<Shape, Rank2K, AKFast, BKFast, decltype(pairs)::value><<<grid, Shape::Threads, Shape::SmemBytes, stream>>>(args);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  if (args.pairs) return launch(std::true_type{});
+  launch(std::false_type{});
 }
 
 template <class Shape, bool Rank2K>
@@ -374,13 +393,13 @@ void launch_dmma(const DmmaArgs& args, int grid, cudaStream_t stream) {
   launch_dmma_shaped<DmmaSquareShape, Rank2K>(args, grid, device, stream);
 }
 
-// CTAs resident at once: the fewer of the two shapes' (each orientation's kernel has its shape's
-// resources and bound, __launch_bounds__(128, 2), so the general one answers for all).
+// CTAs resident at once: the fewer of the two shapes' (each orientation's and copy width's kernel
+// has its shape's resources and bound, __launch_bounds__(128, 2), so the general one answers for all).
 template <class Shape, bool Rank2K>
 int resident_dmma_shape(int device) {
-  prepare_dmma<Shape, Rank2K, false, false>(device);
+  prepare_dmma<Shape, Rank2K, false, false, false>(device);
   int per_sm = 0;
-  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Shape, Rank2K, false, false>,
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Shape, Rank2K, false, false, false>,
                                                                Shape::Threads, Shape::SmemBytes));
   return per_sm;
 }

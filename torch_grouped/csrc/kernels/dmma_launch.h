@@ -29,6 +29,21 @@ struct DmmaOperand {
 // Whether an operand can take the kernel's KFast loads (unit stride along K; dmma_grouped.cuh).
 inline bool k_fast(const DmmaOperand& v) { return v.k_stride == 1; }
 
+// Whether an operand of `rows` x `k` can be copied two doubles (16 bytes) at a time along the
+// axis the kernel's loads walk with consecutive threads: K in a KFast kernel (`kfast_kernel`, whose
+// operands all have unit K stride), else its rows, which must then have unit stride. Every pair
+// starts at an even offset along that axis from a tile's or problem's origin, so it is 16-byte
+// aligned where the base is and the steps across the other axis and between groups are even, and
+// it lies wholly inside or wholly out where that axis' extent is even. An extent only the device
+// reads (a grouped form's ragged axis, which offs also offsets the operand along) is -1: no pairs.
+// An operand without elements is never read (whatever strides an empty tensor has).
+inline bool pairs_ok(const DmmaOperand& v, bool kfast_kernel, int64_t rows, int64_t k) {
+  if (rows == 0 || k == 0) return true;
+  if (reinterpret_cast<uintptr_t>(v.base) % 16 != 0 || v.batch_stride % 2 != 0) return false;
+  if (kfast_kernel) return v.row_stride % 2 == 0 && k >= 0 && k % 2 == 0;
+  return v.row_stride == 1 && v.k_stride % 2 == 0 && rows >= 0 && rows % 2 == 0;
+}
+
 // One group of the list form: its operands (its sizes and output are shape.list's ListGroup).
 struct DmmaListOperands {
   DmmaOperand a, b;
@@ -42,6 +57,9 @@ struct DmmaArgs {
   // Whether every group's A (B) has unit stride along K: the kernel of that orientation, whose
   // loads walk K with consecutive threads (else the general loads, right for any strides).
   bool a_k_fast, b_k_fast;
+  // Whether every operand of every group allows 16-byte copies (pairs_ok): the kernels that copy
+  // two doubles at a time (else one).
+  bool pairs;
 };
 
 // gemm and grouped_mm: shape.tiles over the groups.
