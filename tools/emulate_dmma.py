@@ -1,6 +1,7 @@
 """A CPU emulation of one tile of the fp64 DMMA kernel (csrc/kernels/dmma_grouped.cuh), written from
 its index formulas line by line: each thread's copies (BlockLoader: first element, steps, zero
-fill, shared-memory offsets in either orientation), the fragment reads of mma.m16n8k8.f64, two per
+fill, shared-memory offsets in either orientation, one double a copy or, where the host's
+pairs_ok allows, two from a 16-byte aligned address, wholly inside the operand or wholly out), the fragment reads of mma.m16n8k8.f64, two per
 K block (CuTe's SM90_16x8x8_F64F64F64F64_TN layouts), the accumulation and the stores; for syr2k
 (the Rank2K kernel) both passes with the roles swapped, alpha, beta·c from the `uplo` triangle and
 the mirror stores of the triangle walk. It checks, for operands of every layout and for tiles at
