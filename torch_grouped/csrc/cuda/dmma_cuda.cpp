@@ -135,15 +135,14 @@ bool fp64_list_on_kernel(int64_t problems, double flops) {
   return on_our_kernel(fp64_kernels_setting(), flops < 1e9 * static_cast<double>(problems));
 }
 
-// syr2k's cuBLAS path is dsyr2k and then the mirror of each triangle, which cost up to 0.56 ms at
-// n = 8192 (H200, session 39: 3.47 ms against dsyr2k's 2.91; ~1 TB/s of the n² elements; session
-// 40's runs put that path at 2.98-3.69 ms). Session 40's kernel (16-byte copies, H200) runs
-// problems of order 4096 and more at ~47 TFLOP/s (n4096 k4096 2.80-2.86 ms, n8192 k1024
-// 2.94-2.96), dsyr2k at ~52 (ANCHORS: 49-54): so there, past the 1-GFLOP cut, the kernel takes
-// problems where the mirror outweighs the rates' difference, about k < 2000 (k/4 flops per
-// mirrored byte): n8192 k1024 (never slower than cuBLAS's path, and 537 MB less traffic), not
-// n4096 k4096 (2.70 on cuBLAS's path). Smaller orders fill fewer waves of the kernel's tiles:
-// n1024 k1024 ran 97 µs on it against 83-87 on cuBLAS's path, so they keep the cut alone.
+// syr2k's cuBLAS path is dsyr2k and then the mirror of each triangle, which cost 0.56 ms at
+// n = 8192 (H200, session 39: 3.47 ms against dsyr2k's 2.91; ~1 TB/s of the n² elements). Session
+// 40's kernel (16-byte copies, H200) runs problems of order 4096 and more at ~47 TFLOP/s (n4096
+// k4096 2.84 ms, n8192 k1024 2.96), dsyr2k at ~52 (ANCHORS: 49-54): so there, past the 1-GFLOP
+// cut, the kernel still wins where the mirror outweighs the rates' difference, about k < 2000 (k/4
+// flops per mirrored byte): n8192 k1024 (2.94 ms against 3.69 for dsyr2k and its mirror, session
+// 40), not n4096 k4096 (2.80 against 2.69). Smaller orders fill fewer waves of the kernel's
+// tiles: n1024 k1024 ran 97 µs on it against 87 on cuBLAS's path, so they keep the cut alone.
 bool fp64_syr2k_on_kernel(int64_t problems, double flops, double mirrored, int64_t min_order) {
   constexpr double kKernelRate = 47e12, kBlasRate = 52e12, kMirrorBytesPerSecond = 0.96e12;
   constexpr int64_t kFullWavesOrder = 4096;
