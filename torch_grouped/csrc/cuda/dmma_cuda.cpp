@@ -137,18 +137,15 @@ bool fp64_list_on_kernel(int64_t problems, double flops) {
 
 // syr2k's cuBLAS path is dsyr2k and then the mirror of each triangle, which cost 0.56 ms at
 // n = 8192 (H200, session 39: 3.47 ms against dsyr2k's 2.91; ~1 TB/s of the n² elements). Session
-// 40's kernel (16-byte copies, H200) runs problems of order 4096 and more at ~47 TFLOP/s (n4096
-// k4096 2.84 ms, n8192 k1024 2.96), dsyr2k at ~52 (ANCHORS: 49-54): so there, past the 1-GFLOP
-// cut, the kernel still wins where the mirror outweighs the rates' difference, about k < 2000 (k/4
-// flops per mirrored byte): n8192 k1024 (2.94 ms against 3.69 for dsyr2k and its mirror, session
-// 40), not n4096 k4096 (2.80 against 2.69). Smaller orders fill fewer waves of the kernel's
-// tiles: n1024 k1024 ran 97 µs on it against 87 on cuBLAS's path, so they keep the cut alone.
-bool fp64_syr2k_on_kernel(int64_t problems, double flops, double mirrored, int64_t min_order) {
+// 40's kernel (16-byte copies, H200) runs big problems at ~47 TFLOP/s (n4096 k4096 2.84 ms,
+// n8192 k1024 2.96, n2048 k8192 1.48), dsyr2k at ~52 (ANCHORS: 49-54): so past the 1-GFLOP cut the
+// kernel still wins where the mirror outweighs the rates' difference, about k < 2000 (k/4 flops
+// per mirrored byte): n8192 k1024 (the kernel 2.96 against ~3.4 ms), not n4096 k4096 (2.84 against
+// ~2.7) nor n2048 k8192.
+bool fp64_syr2k_on_kernel(int64_t problems, double flops, double mirrored) {
   constexpr double kKernelRate = 47e12, kBlasRate = 52e12, kMirrorBytesPerSecond = 0.96e12;
-  constexpr int64_t kFullWavesOrder = 4096;
   const double kernel = flops / kKernelRate, blas = flops / kBlasRate + 8.0 * mirrored / kMirrorBytesPerSecond;
-  const bool small = flops < 1e9 * static_cast<double>(problems);
-  return on_our_kernel(fp64_kernels_setting(), small || (min_order >= kFullWavesOrder && kernel < blas));
+  return on_our_kernel(fp64_kernels_setting(), flops < 1e9 * static_cast<double>(problems) || kernel < blas);
 }
 
 // grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a

@@ -18,8 +18,8 @@ namespace torch_grouped {
 // gemm lists of `problems` problems and `flops` in all (2mnk).
 bool fp64_list_on_kernel(int64_t problems, double flops);
 // syr2k lists: `flops` (2n(n+1)k) and `mirrored` elements in all (n² a problem, which the cuBLAS
-// path writes once more to mirror each triangle and the kernel does not), `min_order` the least n.
-bool fp64_syr2k_on_kernel(int64_t problems, double flops, double mirrored, int64_t min_order);
+// path writes once more to mirror each triangle and the kernel does not).
+bool fp64_syr2k_on_kernel(int64_t problems, double flops, double mirrored);
 // grouped_mm, every form.
 bool fp64_grouped_mm_on_kernel();
 

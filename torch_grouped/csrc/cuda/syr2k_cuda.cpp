@@ -115,13 +115,11 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   const at::ScalarType dtype = a[0].scalar_type();
   if (dtype == at::kDouble && kernel_device(a[0])) {  // the DMMA kernel where measured faster (dmma_cuda.h)
     double flops = 0, mirrored = 0;
-    int64_t min_order = INT64_MAX;
     for (const at::Tensor& ai : a) {
       flops += 2.0 * ai.size(0) * (ai.size(0) + 1) * ai.size(1);
       mirrored += static_cast<double>(ai.size(0)) * ai.size(0);
-      min_order = std::min(min_order, ai.size(0));
     }
-    if (fp64_syr2k_on_kernel(static_cast<int64_t>(a.size()), flops, mirrored, min_order))
+    if (fp64_syr2k_on_kernel(static_cast<int64_t>(a.size()), flops, mirrored))
       return syr2k_f64_cuda(a, b, c, uplo, alpha, beta, gemm_scheduler());
   }
   const bool tf32 = dtype == at::kFloat;  // the TF32 kernel, on operands as Tf32Operands stage them
