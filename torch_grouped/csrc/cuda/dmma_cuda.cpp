@@ -135,19 +135,6 @@ bool fp64_list_on_kernel(int64_t problems, double flops) {
   return on_our_kernel(fp64_kernels_setting(), flops < 1e9 * static_cast<double>(problems));
 }
 
-// syr2k's cuBLAS path is dsyr2k and then the mirror of each triangle, which cost 0.56 ms at
-// n = 8192 (H200, session 39: 3.47 ms against dsyr2k's 2.91; ~1 TB/s of the n² elements). Session
-// 40's kernel (16-byte copies, H200) runs big problems at ~47 TFLOP/s (n4096 k4096 2.84 ms,
-// n8192 k1024 2.96, n2048 k8192 1.48), dsyr2k at ~52 (ANCHORS: 49-54): so past the 1-GFLOP cut the
-// kernel still wins where the mirror outweighs the rates' difference, about k < 2000 (k/4 flops
-// per mirrored byte): n8192 k1024 (the kernel 2.96 against ~3.4 ms), not n4096 k4096 (2.84 against
-// ~2.7) nor n2048 k8192.
-bool fp64_syr2k_on_kernel(int64_t problems, double flops, double mirrored) {
-  constexpr double kKernelRate = 47e12, kBlasRate = 52e12, kMirrorBytesPerSecond = 0.96e12;
-  const double kernel = flops / kKernelRate, blas = flops / kBlasRate + 8.0 * mirrored / kMirrorBytesPerSecond;
-  return on_our_kernel(fp64_kernels_setting(), flops < 1e9 * static_cast<double>(problems) || kernel < blas);
-}
-
 // grouped_mm's other path is a loop of cuBLAS calls that reads offs on the host (a
 // synchronisation, no CUDA graph capture): the kernel unless told otherwise, as for fp32. Measured
 // (H100, session 21, against that loop): 64 experts of 128 x 1024 x 1024 1.9-2.0x; 32 of

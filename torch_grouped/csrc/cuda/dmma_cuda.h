@@ -15,11 +15,8 @@ namespace torch_grouped {
 // Whether fp64 calls on Hopper take the DMMA kernels. TORCH_GROUPED_FP64_KERNELS=1: always; 0:
 // never (cuBLAS per problem, as before the kernels existed); unset: the measured rule below. Any
 // other value is an error. Read on every call, so that tests and benchmarks can switch.
-// gemm lists of `problems` problems and `flops` in all (2mnk).
+// gemm and syr2k lists of `problems` problems and `flops` in all (2mnk, or syr2k's 2n(n+1)k).
 bool fp64_list_on_kernel(int64_t problems, double flops);
-// syr2k lists: `flops` (2n(n+1)k) and `mirrored` elements in all (n² a problem, which the cuBLAS
-// path writes once more to mirror each triangle and the kernel does not).
-bool fp64_syr2k_on_kernel(int64_t problems, double flops, double mirrored);
 // grouped_mm, every form.
 bool fp64_grouped_mm_on_kernel();
 

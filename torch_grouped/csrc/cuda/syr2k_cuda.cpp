@@ -114,12 +114,9 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
   ensure_context(a[0].get_device());
   const at::ScalarType dtype = a[0].scalar_type();
   if (dtype == at::kDouble && kernel_device(a[0])) {  // the DMMA kernel where measured faster (dmma_cuda.h)
-    double flops = 0, mirrored = 0;
-    for (const at::Tensor& ai : a) {
-      flops += 2.0 * ai.size(0) * (ai.size(0) + 1) * ai.size(1);
-      mirrored += static_cast<double>(ai.size(0)) * ai.size(0);
-    }
-    if (fp64_syr2k_on_kernel(static_cast<int64_t>(a.size()), flops, mirrored))
+    double flops = 0;
+    for (const at::Tensor& ai : a) flops += 2.0 * ai.size(0) * (ai.size(0) + 1) * ai.size(1);
+    if (fp64_list_on_kernel(static_cast<int64_t>(a.size()), flops))
       return syr2k_f64_cuda(a, b, c, uplo, alpha, beta, gemm_scheduler());
   }
   const bool tf32 = dtype == at::kFloat;  // the TF32 kernel, on operands as Tf32Operands stage them
