@@ -130,7 +130,10 @@ KernelSwitch fp64_kernels_setting() { return kernel_switch("TORCH_GROUPED_FP64_K
 // 000's four problems, 1.0 GFLOP each: 0.72x). Session 39's kernel (H200, call 3) runs ~42
 // TFLOP/s (4 x 4096³ 13.1 ms, 0.77x the loop of dgemm; seed 000 0.75x), and the rule still holds:
 // only syr2k n = 8192, k = 1024 (137 GFLOP) went the other way, 3.36 ms on the kernel against
-// 3.47 for dsyr2k and its mirror (0.87x / 0.84x dsyr2k alone).
+// 3.47 for dsyr2k and its mirror (0.87x / 0.84x dsyr2k alone). Session 40's kernel (16-byte
+// copies, H200) runs ~47-50 TFLOP/s, and a rule that sent big shallow syr2k problems to it (to
+// save the mirror) was measured wrong and withdrawn: dsyr2k and its mirror were 3-17% faster on
+// every one tried (n 4096-16384, k 256-2048), the mirror costing 0.1-0.7 ms at n = 8192 across runs.
 bool fp64_list_on_kernel(int64_t problems, double flops) {
   return on_our_kernel(fp64_kernels_setting(), flops < 1e9 * static_cast<double>(problems));
 }
