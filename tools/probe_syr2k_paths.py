@@ -1,0 +1,37 @@
+"""fp64 syr2k on cuBLAS's path (dsyr2k, then the mirror kernel: TORCH_GROUPED_FP64_KERNELS=0)
+against the DMMA kernel (=1), on big problems of small K, where the mirror's n² elements might
+outweigh the kernel's slower rate (benchmarks/NOTES.md, session 40: they did not, by 3-17%).
+Interleaved rounds, do_bench medians in µs.
+    python tools/probe_syr2k_paths.py [--rounds 5]"""
+import argparse
+import os
+import statistics
+
+import torch
+from triton.testing import do_bench
+
+import torch_grouped as tg
+
+SHAPES = [(4096, 256), (4096, 512), (4096, 1024), (8192, 256), (8192, 512), (8192, 1024), (8192, 2048),
+          (16384, 256)]
+PATHS = {"cuBLAS path": "0", "kernel": "1"}
+
+
+def main(rounds):
+    data = {s: torch.randn(*s, device="cuda", dtype=torch.float64) for s in SHAPES}
+    times = {(s, p): [] for s in SHAPES for p in PATHS}
+    for _ in range(rounds):  # (rounds interleaved, so that the GPU's clocks fall on both alike)
+        for s in SHAPES:
+            a = data[s]
+            for path, setting in PATHS.items():
+                os.environ["TORCH_GROUPED_FP64_KERNELS"] = setting
+                times[s, path].append(1000 * do_bench(lambda: tg.syr2k([a], [a]), warmup=5, rep=40))
+    for s in SHAPES:
+        blas, kernel = (statistics.median(times[s, p]) for p in PATHS)
+        print(f"n{s[0]} k{s[1]}: cuBLAS path {blas:.1f} µs, kernel {kernel:.1f} µs, kernel / cuBLAS {kernel / blas:.3f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    main(parser.parse_args().rounds)
