@@ -104,11 +104,11 @@ __device__ __forceinline__ void cp_async_wait() {
 // only in the last block. Copies of two take operands whose extent along the contiguous axis is
 // even (pairs_ok), so that a copy is wholly inside or wholly out: a size known only at run time
 // would cost the hardware's zero-fill form five more instructions a copy (ptxas). Set up once per
-// pass, so that a copy costs a
-// compare, a select and a 64-bit add, and holds what the K loop needs in 7 registers: beside 128
-// accumulator and 96 fragment registers (128 x 64 tiles) there are ~30 for everything else (the
-// session-20 loader kept 64-bit bounds for both axes and spilled them at 168 registers; the
-// runtime-layout one of session 21 spilled in the K loop at this tile: benchmarks/NOTES.md).
+// pass, so that a copy costs a compare, a select of its size and a 64-bit add, and holds what the
+// K loop needs in 7 registers: beside 128 accumulator and 96 fragment registers (128 x 64 tiles)
+// there are ~30 for everything else (the session-20 loader kept 64-bit bounds for both axes and
+// spilled them at 168 registers; the runtime-layout one of session 21 spilled in the K loop at
+// this tile: benchmarks/NOTES.md).
 template <class Shape, int Rows, bool KFast, int Vec>
 struct BlockLoader {
   static constexpr int BK = Shape::BK, T = Shape::Threads;
