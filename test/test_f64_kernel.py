@@ -25,11 +25,12 @@ def fp64_kernels(request, monkeypatch):
 
 
 def dmma_kernels(fn):
-    """The DMMA kernels fn launches, as (rank2k, a_k_fast, b_k_fast, pairs) each: dmma_kernel<Shape,
-    Rank2K, AKFast, BKFast, Pairs>. (The profiler does not run under compute-sanitizer, so only the
-    *_takes_its_kernel tests call this, and gpu_check's sanitizer areas leave those out.)"""
-    found = (re.search(r"dmma_kernel<.*?DmmaShape<[^>]*>, (true|false), (true|false), (true|false), (true|false)>", n)
-             for n in kernels_launched(fn))
+    """The DMMA kernels fn launches, as (rank2k, a_k_fast, b_k_fast, pairs, tma) each:
+    dmma_kernel<Shape, Rank2K, AKFast, BKFast, Pairs, Tma>. (The profiler does not run under
+    compute-sanitizer, so only the tests that check a kernel choice call this, and gpu_check's
+    sanitizer areas leave those out.)"""
+    flag = "(true|false)"
+    found = (re.search(rf"dmma_kernel<.*?DmmaShape<[^>]*>, {', '.join([flag] * 5)}>", n) for n in kernels_launched(fn))
     return [tuple(flag == "true" for flag in m.groups()) for m in found if m]
 
 
@@ -119,9 +120,10 @@ def test_gemm_orientation_takes_its_kernel(a_layout, b_layout, parity):
     views (one element in) at even sizes."""
     a, b = uniform_list_problem(a_layout, b_layout, parity)
     pairs = parity == "even" and "offset" not in (a_layout, b_layout)
-    assert dmma_kernels(lambda: tg.gemm(a, b)) == [(False, a_layout != "cols", b_layout == "cols", pairs)]
+    tma = parity == "even" and a_layout == "rows" and b_layout == "cols"  # (K-contiguous, 16-byte rows)
+    assert dmma_kernels(lambda: tg.gemm(a, b)) == [(False, a_layout != "cols", b_layout == "cols", pairs and not tma, tma)]
     mixed_a, mixed_b = list_problem()
-    assert dmma_kernels(lambda: tg.gemm(mixed_a, mixed_b)) == [(False, False, False, False)]
+    assert dmma_kernels(lambda: tg.gemm(mixed_a, mixed_b)) == [(False, False, False, False, False)]
 
 
 def test_tile_follows_the_model(monkeypatch):
@@ -206,7 +208,7 @@ def test_grouped_mm_matches_float64(name):
 
 def test_grouped_mm_takes_its_kernel():
     for name, (a, b, offs) in PROBLEMS.items():
-        assert [kernel[3] for kernel in dmma_kernels(lambda: tg.grouped_mm(a, b, offs))] == [PAIRED[name]], name
+        assert [kernel[3:] for kernel in dmma_kernels(lambda: tg.grouped_mm(a, b, offs))] == [(PAIRED[name], False)], name
 
 
 def test_grouped_mm_reads_offs_on_the_device_only():
@@ -300,11 +302,13 @@ def test_every_operand_orientation(op, a_layout, b_layout, parity):
 def test_syr2k_orientation_takes_its_kernel(a_layout, b_layout, parity):
     """The passes swap a and b between the tile's slots, so one orientation serves both: the
     unit-K-stride kernel where every a and b allows it, else the general one, whose copies of two
-    walk rows of unit stride: pairs (at even sizes) where a and b are both rows or both columns."""
+    walk rows of unit stride: pairs (at even sizes) where a and b are both rows or both columns;
+    TMA loads where both are rows of whole 16-byte steps (even sizes)."""
     a, b = uniform_syr2k_problem(a_layout, b_layout, parity)
     fast = a_layout != "cols" and b_layout != "cols"
     pairs = parity == "even" and a_layout == b_layout != "offset"
-    assert dmma_kernels(lambda: tg.syr2k(a, b)) == [(True, fast, fast, pairs)]
+    tma = parity == "even" and a_layout == b_layout == "rows"
+    assert dmma_kernels(lambda: tg.syr2k(a, b)) == [(True, fast, fast, pairs and not tma, tma)]
 
 
 def test_syr2k_gemm_scheduler(monkeypatch):
@@ -324,3 +328,58 @@ def test_syr2k_gradients():
     reference.syr2k([refs[0]], [refs[1]], [refs[2]], "U", 1.5, 0.25)[0].backward(grad)
     for x, r in zip((a, b, c), refs):
         check(x.grad, r.grad)
+
+
+def tma_lists(op, count):
+    """Lists that take the TMA-loading kernels (K-contiguous operands, even K: 16-byte rows) with
+    more tiles than resident CTAs and K tails of many lengths, so that a CTA's stage barriers go
+    through their phases across tiles and (syr2k) passes."""
+    if op == "gemm":
+        sizes = [(256 - 2 * i, 192 - i % 3, 2 + 6 * i) for i in range(count)]
+        return ([randn(m, k, seed=i) for m, n, k in sizes],
+                [randn(k, n, seed=1000 + i, layout="cols") for i, (m, n, k) in enumerate(sizes)])
+    sizes = [(130 + 5 * i, 2 + 6 * i) for i in range(count)]
+    return [randn(n, k, seed=i) for n, k in sizes], [randn(n, k, seed=1000 + i) for n, k in sizes]
+
+
+def run_list(op, a, b):
+    """(ours, float64's) of a list, and whether syr2k's outputs are exactly symmetric."""
+    if op == "gemm":
+        return tg.gemm(a, b), reference.gemm(a, b)
+    return tg.syr2k(a, b, uplo="L", alpha=0.5), reference.syr2k(a, b, None, "L", 0.5, 0.0)
+
+
+@pytest.mark.parametrize("op", ["gemm", "syr2k"])
+def test_tma_loads_over_many_tiles_per_cta(op):
+    a, b = tma_lists(op, 48)
+    poison()
+    out, ref = run_list(op, a, b)
+    for o, r in zip(out, ref):
+        check(o, r)
+        assert op == "gemm" or torch.equal(o, o.T), "not exactly symmetric"
+
+
+@pytest.mark.parametrize("op", ["gemm", "syr2k"])
+def test_tma_list_takes_its_kernel_unless_told(op, monkeypatch):
+    """TORCH_GROUPED_FP64_TMA=0 keeps the copying kernel of the same orientation (its K order
+    differs, so the values agree to rounding, not bits); any other value than 0 or 1 is an error."""
+    a, b = tma_lists(op, 4)
+    rank2k = op == "syr2k"
+    assert dmma_kernels(lambda: run_list(op, a, b)[0]) == [(rank2k, True, True, False, True)]
+    monkeypatch.setenv("TORCH_GROUPED_FP64_TMA", "0")
+    assert dmma_kernels(lambda: run_list(op, a, b)[0]) == [(rank2k, True, True, True, False)]
+    poison()
+    out, ref = run_list(op, a, b)
+    for o, r in zip(out, ref):
+        check(o, r)
+    monkeypatch.setenv("TORCH_GROUPED_FP64_TMA", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_FP64_TMA must be 0 or 1"):
+        run_list(op, a, b)
+
+
+def test_list_with_an_unaligned_group_takes_its_kernel_with_copies():
+    """One group whose rows are not whole 16-byte steps (odd K) keeps the whole list on copies."""
+    a, b = tma_lists("gemm", 4)
+    a.append(randn(40, 7, seed=99))
+    b.append(randn(7, 30, seed=98, layout="cols"))
+    assert dmma_kernels(lambda: tg.gemm(a, b)) == [(False, True, True, False, False)]

@@ -16,8 +16,10 @@
 #include "../sched/dmma_tile_choice.h"
 #include "../sched/group_order.h"
 #include "device_info.h"
+#include "list_maps.h"
 #include "list_outputs.h"
 #include "pinned_upload.h"
+#include "tma_map.h"
 
 namespace torch_grouped {
 namespace {
@@ -52,11 +54,63 @@ DmmaOperand operand(const at::Tensor& t, int rows_dim, int k_dim, int batch_dim 
 constexpr size_t aligned16(size_t bytes) { return (bytes + 15) / 16 * 16; }
 
 // One problem of a list (gemm, syr2k): its sizes and output (and syr2k's c) as the shared problem
-// table holds them (its TMA-operand fields unused: the kernel reads `operands`), and its operands.
+// table holds them, and its operands (which launch_dmma_list copies into the table's operand
+// fields, where the TMA maps are built from).
 struct DmmaListProblem {
   kernels::ListGroup group;
   DmmaListOperands operands;
 };
+
+// TORCH_GROUPED_FP64_TMA=0 keeps the copying kernels where the TMA ones could run (A/B runs);
+// unset or 1: TMA where the operands allow it. Read per call, so that one process can compare.
+bool fp64_tma_enabled() {
+  const char* v = std::getenv("TORCH_GROUPED_FP64_TMA");
+  if (v == nullptr || *v == '\0') return true;
+  const std::string value(v);
+  TORCH_CHECK_VALUE(value == "0" || value == "1", "TORCH_GROUPED_FP64_TMA must be 0 or 1; got '", value, "'");
+  return value == "1";
+}
+
+// A K-contiguous operand of rows x k as TMA addresses it, or nothing where it cannot (tma_map.h:
+// a 16-byte aligned base, a row stride of whole 16-byte steps, rows that do not overlap).
+std::optional<TmaOperand> fp64_tma_operand(const DmmaOperand& v, int64_t rows, int64_t k) {
+  if (!kernels::k_fast(v)) return std::nullopt;
+  const int64_t sizes[3] = {1, rows, k}, strides[3] = {rows * v.row_stride, v.row_stride, 1};
+  return tma_operand(const_cast<double*>(v.base), at::kDouble, sizes, strides);
+}
+
+// Whether every group's operands can be TMA-loaded (groups without K are never loaded); -1 where
+// not, else the first group that loads (whose operands encode the maps' templates), or `groups`.
+int32_t tma_template_group(const std::vector<DmmaListProblem>& problems) {
+  const int32_t groups = static_cast<int32_t>(problems.size());
+  int32_t first = groups;
+  for (int32_t j = 0; j < groups; ++j) {
+    const kernels::ListGroup& g = problems[j].group;
+    if (g.k == 0) continue;
+    if (!fp64_tma_operand(problems[j].operands.a, g.m, g.k) || !fp64_tma_operand(problems[j].operands.b, g.n, g.k))
+      return -1;
+    first = std::min(first, j);
+  }
+  return first;
+}
+
+// The per-group maps of a TMA list (two per group at `maps`, 128-byte aligned device memory),
+// patched on the device from the problem table at `list` (already queued on `stream`): boxes of
+// 16 doubles (one 128-byte line) x 64 rows, the DMMA kernel's stage rows.
+void build_fp64_maps(const DmmaListProblem& first, const kernels::ListGroup* list, int32_t groups, CUtensorMap* maps,
+                     cudaStream_t stream) {
+  constexpr uint32_t kBoxK = 16, kBoxRows = 64;
+  ListMapsArgs args{};
+  args.a_template = encode_tma_map(*fp64_tma_operand(first.operands.a, first.group.m, first.group.k), at::kDouble, kBoxK, kBoxRows);
+  args.b_template = encode_tma_map(*fp64_tma_operand(first.operands.b, first.group.n, first.group.k), at::kDouble, kBoxK, kBoxRows);
+  args.list = list;
+  args.a_maps = maps;
+  args.b_maps = maps + groups;
+  args.groups = groups;
+  args.element_size = static_cast<int32_t>(sizeof(double));
+  args.b_k_major = true;
+  build_list_tensor_maps(args, stream);
+}
 
 // Launches the list, in the order given, with the tiles `tiles_of(tile)` (GemmTiles, or syr2k's
 // SymmetricTiles) of the chosen tile shape and the mode's fields in `p` (alpha, beta): one upload
@@ -80,20 +134,38 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tile
   const int64_t walkers = std::max<int64_t>(1, std::min<int64_t>(resident, total));
   const int64_t stride = host_lists ? sched::ceil_div(total, walkers) : 0;
 
+  p.a_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.a); });
+  p.b_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.b); });
+  if (rank2k) p.a_k_fast = p.b_k_fast = p.a_k_fast && p.b_k_fast;  // (its passes swap the slots: one orientation)
+  const int32_t tma_first = p.a_k_fast && p.b_k_fast && fp64_tma_enabled() ? tma_template_group(problems) : -1;
+  p.tma = tma_first >= 0 && tma_first < groups;
+
+  // The device table: problems, operands, per-CTA lists, then (TMA) the maps, 128-byte aligned.
   const size_t operands_at = aligned16(groups * sizeof(kernels::ListGroup));
   const size_t entries_at = operands_at + aligned16(groups * sizeof(DmmaListOperands));
   const size_t bytes = entries_at + walkers * stride * sizeof(sched::PrecomputedEntry);
-  const at::Tensor table = at::detail::empty_cuda({static_cast<int64_t>(bytes)}, at::kByte, device, std::nullopt);
+  const size_t maps_at = (bytes + 127) / 128 * 128;
+  const size_t table_bytes = p.tma ? maps_at + 2 * groups * sizeof(CUtensorMap) : bytes;
+  const at::Tensor table = at::detail::empty_cuda({static_cast<int64_t>(table_bytes)}, at::kByte, device, std::nullopt);
   uint8_t* dbase = table.data_ptr<uint8_t>();
   at::DataPtr host = pinned_block(bytes);
   auto* base = static_cast<uint8_t*>(host.get());
   auto* list = reinterpret_cast<kernels::ListGroup*>(base);
   auto* ops = reinterpret_cast<DmmaListOperands*>(base + operands_at);
-  for (int32_t j = 0; j < groups; ++j) list[j] = problems[j].group, ops[j] = problems[j].operands;
+  for (int32_t j = 0; j < groups; ++j) {
+    list[j] = problems[j].group, ops[j] = problems[j].operands;
+    list[j].a = ops[j].a.base, list[j].lda = ops[j].a.row_stride;  // (read by the map builder only)
+    list[j].b = ops[j].b.base, list[j].ldb = ops[j].b.row_stride;
+  }
   if (host_lists)
     sched::fill_all_cta_schedules(sizes, tiles, walkers, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
   const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream(device.index());
   upload_pinned(std::move(host), dbase, bytes, stream);
+  if (p.tma) {
+    auto* maps = reinterpret_cast<CUtensorMap*>(dbase + maps_at);
+    build_fp64_maps(problems[tma_first], reinterpret_cast<const kernels::ListGroup*>(dbase), groups, maps, stream.stream());
+    p.shape.a_maps = maps, p.shape.b_maps = maps + groups;
+  }
 
   p.shape.form = GroupedForm::List;
   p.shape.groups = groups;
@@ -102,9 +174,6 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tile
   p.shape.precomputed_stride = stride;
   p.shape.out_kind = kernels::OutKind::Double;
   p.list_operands = reinterpret_cast<const DmmaListOperands*>(dbase + operands_at);
-  p.a_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.a); });
-  p.b_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.b); });
-  if (rank2k) p.a_k_fast = p.b_k_fast = p.a_k_fast && p.b_k_fast;  // (its passes swap the slots: one orientation)
   p.pairs = std::all_of(problems.begin(), problems.end(), [&](const DmmaListProblem& q) {
     return kernels::pairs_ok(q.operands.a, p.a_k_fast, q.group.m, q.group.k) &&
            kernels::pairs_ok(q.operands.b, p.b_k_fast, q.group.n, q.group.k);

@@ -21,7 +21,7 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 std::optional<TmaOperand> tma_operand(void* base, at::ScalarType dtype, const int64_t sizes[3], const int64_t strides[3]) {
-  if (dtype != at::kBFloat16 && dtype != at::kHalf && dtype != at::kFloat) return std::nullopt;
+  if (dtype != at::kBFloat16 && dtype != at::kHalf && dtype != at::kFloat && dtype != at::kDouble) return std::nullopt;
   const int64_t es = at::elementSize(dtype);
   const int64_t batch = sizes[0], outer = sizes[1], inner = sizes[2];
   if (batch == 0 || outer == 0 || inner == 0) return std::nullopt;
@@ -48,6 +48,7 @@ CUtensorMap encode_tma_map(const TmaOperand& op, at::ScalarType dtype, uint32_t 
   const int64_t es = at::elementSize(dtype);
   const CUtensorMapDataType type = dtype == at::kBFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : dtype == at::kHalf   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                   : dtype == at::kDouble ? CU_TENSOR_MAP_DATA_TYPE_FLOAT64
                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const cuuint64_t dims[3] = {cuuint64_t(op.inner), cuuint64_t(op.outer), cuuint64_t(op.batch)};
   const cuuint64_t strides[2] = {cuuint64_t(op.outer_stride * es), cuuint64_t(op.batch_stride * es)};

@@ -21,9 +21,9 @@ struct TmaOperand {
   int64_t outer_stride, batch_stride;
 };
 
-// `t` ([batch, outer, inner]) as a TMA operand, or nothing when it breaks TMA's rules: bf16, fp16
-// or (an output) fp32 elements, unit inner stride, a 16-byte aligned base, strides that are
-// multiples of 16 bytes, non-overlapping rows, no empty dimension.
+// `t` ([batch, outer, inner]) as a TMA operand, or nothing when it breaks TMA's rules: bf16, fp16,
+// fp32 (TF32 operands, outputs) or fp64 (the DMMA kernels') elements, unit inner stride, a 16-byte
+// aligned base, strides that are multiples of 16 bytes, non-overlapping rows, no empty dimension.
 std::optional<TmaOperand> tma_operand(const at::Tensor& t);
 // The same from raw sizes and strides ([batch, outer, inner], elements), without making a view:
 // the list API calls this for every group, where a view costs a microsecond.

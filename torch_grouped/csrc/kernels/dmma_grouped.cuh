@@ -16,9 +16,19 @@
 // elements at once. Orientation and copy width are template parameters so that the K loop holds
 // no layout or loader branches: 128 accumulator and 96 fragment registers leave ~30 for
 // everything else at this tile.
+//
+// A list whose operands are all K-contiguous and addressable by TMA (DmmaArgs::tma) instead has
+// one thread load each K block as TMA boxes (per-group maps, 128-byte swizzled, unpadded stages,
+// full barriers with transaction counts): no thread spends instructions on copies (TmaBlocks).
 #pragma once
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
+
+#include <cute/arch/cluster_sm90.hpp>
+#include <cute/arch/copy_sm90_desc.hpp>
+#include <cute/arch/copy_sm90_tma.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/cutlass.h>
 
 #include <algorithm>
 #include <atomic>
@@ -46,6 +56,11 @@ struct DmmaShape {
   static_assert(BM * BK % Threads == 0 && BN * BK % Threads == 0 && Threads % BK == 0, "even copy shares");
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
+  // The TMA kernels' stages (TmaBlocks): BM then BN rows of BK doubles, unpadded (a row is one
+  // 128-byte line), so four fit where the padded copies' three do; 1 KB of slack to align them
+  // to the swizzle's 1024-byte period, and one full barrier each.
+  static constexpr int TmaStages = 4, TmaStageElems = (BM + BN) * BK;
+  static constexpr int TmaSmemBytes = 1024 + TmaStages * TmaStageElems * 8 + 8 * TmaStages;
 };
 // The kernel's shapes, both four warps and two CTAs an SM: 128 x 64 tiles of 64 x 32 warps (three
 // stages of 30 KB: 255 registers, a few loader reloads a K block), and 64 x 64 of 32 x 32 warps
@@ -226,95 +241,211 @@ __device__ __forceinline__ void store_rank2k_tile(const Acc& acc, const GroupPro
   });
 }
 
-// One pass of a tile's K loop (CUTLASS's multistage mainloop): acc += (the A slot's rows)·(the B
-// slot's rows)ᵀ over `blocks` K blocks of the loaders' operands. Stages - 1 blocks in flight ahead;
-// fragments in two register sets, so that the DMMAs of one half run while the next half's reads
-// are on their way, across the barrier too: the wait for block kb + 1 sits between block kb's
-// halves (its second half's fragments already in registers), not before a block's first reads.
-// Every load point commits one group (empty past the last block): committed groups are
-// Stages - 1 + kb at block kb's second half, so waiting for all but the newest Stages - 3 means
-// block kb + 1 has landed; Stages - 2 blocks stay in flight behind it. Ends with every copy landed
-// and every warp past its reads (the stages free for the next pass or tile).
-template <class Cfg, bool AKFast, bool BKFast, int Vec, class Acc>
-__device__ __forceinline__ void dmma_pass(Acc& acc, double* smem, const DmmaOperand& a, const DmmaOperand& b,
-                                          int64_t a_rows, int64_t b_rows, int64_t k, int64_t row0, int64_t col0) {
-  static_assert(Cfg::Stages >= 3, "a block in flight while one is read");
-  static_assert(Cfg::BK == 16, "two DMMA.16x8x8 steps per K block");
-  constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
+// One half of a K block's fragments (K columns 8·half + 0..7 of the block, in the order the
+// stage's layout gives them) for a warp's DMMA.16x8x8s.
+template <class Cfg>
+struct DmmaFragments {
+  static constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
+  double a[kRowSteps][4], b[kColSteps][2];
+};
+
+template <class Cfg, class Acc>
+__device__ __forceinline__ void multiply(Acc& acc, const DmmaFragments<Cfg>& f) {
+#pragma unroll
+  for (int i = 0; i < DmmaFragments<Cfg>::kRowSteps; ++i)
+#pragma unroll
+    for (int j = 0; j < DmmaFragments<Cfg>::kColSteps; ++j) dmma_16x8x8(acc[i][j], f.a[i], f.b[j]);
+}
+
+// The warp's corner in the tile.
+template <class Cfg>
+__device__ __forceinline__ int warp_row_in_tile() { return int(threadIdx.x) / 32 / Cfg::WarpCols * Cfg::WarpM; }
+template <class Cfg>
+__device__ __forceinline__ int warp_col_in_tile() { return int(threadIdx.x) / 32 % Cfg::WarpCols * Cfg::WarpN; }
+
+// A pass's K blocks copied by every thread (cp.async) into padded stages (OperandLayout). Every
+// issue point commits one group (empty where there is no block), so that at block kb's second
+// half Stages - 1 + kb groups are committed, and waiting for all but the newest Stages - 3 means
+// block kb + 1 has landed.
+template <class Cfg, bool AKFast, bool BKFast, int Vec>
+struct CopiedBlocks {
+  static constexpr int kStages = Cfg::Stages;
   using ALayout = OperandLayout<Cfg::BM, AKFast>;
   using BLayout = OperandLayout<Cfg::BN, BKFast>;
-  const BlockLoader<Cfg, Cfg::BM, AKFast, Vec> a_loader(a, a_rows, k, row0);
-  const BlockLoader<Cfg, Cfg::BN, BKFast, Vec> b_loader(b, b_rows, k, col0);
-  const int32_t blocks = int32_t(sched::ceil_div(k, Cfg::BK));
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
-  const int warp_row = (warp / Cfg::WarpCols) * Cfg::WarpM, warp_col = (warp % Cfg::WarpCols) * Cfg::WarpN;
-  auto a_block = [&](int32_t kb) { return smem + (kb % Cfg::Stages) * Cfg::StageElems; };
-  auto b_block = [&](int32_t kb) { return smem + (kb % Cfg::Stages) * Cfg::StageElems + Cfg::ABlockElems; };
-  auto load = [&](int32_t kb) {
-    a_loader.load(a_block(kb), kb);
-    b_loader.load(b_block(kb), kb);
-  };
-  // One half of a K block's fragments (K columns 8·half + 0..7) for the warp's DMMA.16x8x8s, read
-  // from the lane's first element at constant offsets.
-  struct Fragments {
-    double a[kRowSteps][4], b[kColSteps][2];
-  };
-  const int a_lane = (warp_row + g) * ALayout::Row + t * ALayout::K, b_lane = (warp_col + g) * BLayout::Row + t * BLayout::K;
-  auto read = [&](Fragments& f, int32_t kb, int half) {
+  double* smem;
+  BlockLoader<Cfg, Cfg::BM, AKFast, Vec> a_loader;
+  BlockLoader<Cfg, Cfg::BN, BKFast, Vec> b_loader;
+  int a_lane, b_lane;  // the lane's first fragment element in a stage's blocks
+
+  __device__ __forceinline__ CopiedBlocks(double* stages, const DmmaOperand& a, const DmmaOperand& b, int64_t a_rows,
+                                          int64_t b_rows, int64_t k, int64_t row0, int64_t col0)
+      : smem(stages), a_loader(a, a_rows, k, row0), b_loader(b, b_rows, k, col0) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    a_lane = (warp_row_in_tile<Cfg>() + g) * ALayout::Row + t * ALayout::K;
+    b_lane = (warp_col_in_tile<Cfg>() + g) * BLayout::Row + t * BLayout::K;
+  }
+  __device__ __forceinline__ double* a_block(int32_t kb) const { return smem + (kb % kStages) * Cfg::StageElems; }
+  __device__ __forceinline__ double* b_block(int32_t kb) const { return a_block(kb) + Cfg::ABlockElems; }
+
+  __device__ __forceinline__ void issue(int32_t kb, bool real) const {
+    if (real) a_loader.load(a_block(kb), kb), b_loader.load(b_block(kb), kb);
+    cp_async_commit();
+  }
+  __device__ __forceinline__ void wait_first() const { cp_async_wait<kStages - 2>(); }
+  __device__ __forceinline__ void wait_ahead(int32_t /*kb*/, int32_t /*blocks*/) const { cp_async_wait<kStages - 3>(); }
+  __device__ __forceinline__ void finish() const { cp_async_wait<0>(); }
+
+  // The fragments of block kb's K columns 8·half + 0..7, from the lane's first element at
+  // constant offsets.
+  __device__ __forceinline__ void read(DmmaFragments<Cfg>& f, int32_t kb, int half) const {
     const double* as = a_block(kb) + a_lane + 8 * half * ALayout::K;
     const double* bs = b_block(kb) + b_lane + 8 * half * BLayout::K;
 #pragma unroll
-    for (int j = 0; j < kColSteps; ++j)
+    for (int j = 0; j < DmmaFragments<Cfg>::kColSteps; ++j)
 #pragma unroll
       for (int v = 0; v < 2; ++v) f.b[j][v] = bs[8 * j * BLayout::Row + 4 * v * BLayout::K];
 #pragma unroll
-    for (int i = 0; i < kRowSteps; ++i)
+    for (int i = 0; i < DmmaFragments<Cfg>::kRowSteps; ++i)
 #pragma unroll
       for (int v = 0; v < 4; ++v) f.a[i][v] = as[(16 * i + 8 * (v % 2)) * ALayout::Row + 4 * (v / 2) * ALayout::K];
-  };
-  auto multiply = [&](const Fragments& f) {
-#pragma unroll
-    for (int i = 0; i < kRowSteps; ++i)
-#pragma unroll
-      for (int j = 0; j < kColSteps; ++j) dmma_16x8x8(acc[i][j], f.a[i], f.b[j]);
-  };
-
-#pragma unroll
-  for (int s = 0; s < Cfg::Stages - 1; ++s) {
-    if (s < blocks) load(s);
-    cp_async_commit();
   }
-  Fragments f0, f1;
+};
+
+// A pass's K blocks as TMA boxes (K-contiguous operands, per-group maps of 64-row boxes of BK = 16
+// doubles: one 128-byte line a row, 128-byte swizzled), issued by thread 0 into unpadded stages;
+// every thread waits on the stage's full barrier (its phase kept in `phases`, bit s for stage s).
+//
+// The swizzle puts 16-byte chunk c of row r at chunk c ^ (r % 8). A DMMA's lanes read rows g
+// (and g + 8) at K columns t (and t + 4), g = lane / 4, t = lane % 4: in plain K order a
+// half-warp's 16 reads would fall in 4 chunks of its rows, two lanes a bank. So the kernel reads
+// K in another order, the same for A and B (a sum over K does not care): logical column
+// 8·half + 4·q + t of a block is physical column 8·(t / 2) + 4·half + 2·q + t % 2, in chunk
+// 4·(t / 2) + 2·half + q, which with the rows' g spreads a half-warp over 8 chunks (16 banks
+// pairs). The boxes' zero fill past the operand's rows and K makes the reordered tail harmless.
+template <class Cfg>
+struct TmaBlocks {
+  static constexpr int kStages = Cfg::TmaStages, BK = Cfg::BK;
+  static_assert(BK * 8 == 128, "a stage row is one swizzled 128-byte line");
+  static_assert(Cfg::BM % 64 == 0 && Cfg::BN == 64, "A in 64-row boxes, B one");
+  double* smem;
+  uint64_t* full;
+  uint32_t& phases;
+  const CUtensorMap* a_map;
+  const CUtensorMap* b_map;
+  int32_t row0, col0;
+  int a_lane, b_lane;  // the lane's first row in a stage's blocks (element offsets)
+  int lane_double;     // 2·(its chunk) + t % 2 for q = 0 and half 0, XOR 2·(2·half + q) for the others
+
+  __device__ __forceinline__ TmaBlocks(double* stages, uint64_t* full_barriers, uint32_t& stage_phases,
+                                       const CUtensorMap* a, const CUtensorMap* b, int64_t a_row0, int64_t b_row0)
+      : smem(stages), full(full_barriers), phases(stage_phases), a_map(a), b_map(b), row0(int32_t(a_row0)),
+        col0(int32_t(b_row0)) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    a_lane = (warp_row_in_tile<Cfg>() + g) * BK;
+    b_lane = (warp_col_in_tile<Cfg>() + g) * BK;
+    lane_double = (2 * ((4 * (t / 2)) ^ g)) | (t & 1);
+  }
+  __device__ __forceinline__ double* a_block(int32_t kb) const { return smem + (kb % kStages) * Cfg::TmaStageElems; }
+  __device__ __forceinline__ double* b_block(int32_t kb) const { return a_block(kb) + Cfg::BM * BK; }
+
+  // Block kb's boxes, from one lane of warp 0 (a branch the other warps skip whole: the warp
+  // index made uniform, CUTLASS's way; a per-thread test would have every warp issue the TMA
+  // code under predicates).
+  __device__ __forceinline__ void issue(int32_t kb, bool real) const {
+    if (!real || cutlass::canonical_warp_idx_sync() != 0 || !cute::elect_one_sync()) return;
+    uint64_t* bar = full + kb % kStages;
+    constexpr uint64_t kEvictNormal = uint64_t(cute::TMA::CacheHintSm90::EVICT_NORMAL);
+    cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(bar, Cfg::TmaStageElems * 8);
+#pragma unroll
+    for (int j = 0; j < Cfg::BM / 64; ++j)
+      cute::SM90_TMA_LOAD_3D::copy(a_map, bar, kEvictNormal, a_block(kb) + 64 * j * BK, kb * BK, row0 + 64 * j, 0);
+    cute::SM90_TMA_LOAD_3D::copy(b_map, bar, kEvictNormal, b_block(kb), kb * BK, col0, 0);
+  }
+  __device__ __forceinline__ void wait(int32_t kb) const {
+    const int s = kb % kStages;
+    cutlass::arch::ClusterBarrier::wait(full + s, (phases >> s) & 1u);
+    phases ^= 1u << s;
+  }
+  __device__ __forceinline__ void wait_first() const { wait(0); }
+  __device__ __forceinline__ void wait_ahead(int32_t kb, int32_t blocks) const {
+    if (kb < blocks) wait(kb);
+  }
+  __device__ __forceinline__ void finish() const {}
+
+  __device__ __forceinline__ void read(DmmaFragments<Cfg>& f, int32_t kb, int half) const {
+    const int q0 = lane_double ^ (4 * half), q1 = lane_double ^ (4 * half + 2);  // the lane's doubles of a row
+    const double* as = a_block(kb) + a_lane;
+    const double* bs = b_block(kb) + b_lane;
+#pragma unroll
+    for (int j = 0; j < DmmaFragments<Cfg>::kColSteps; ++j)
+#pragma unroll
+      for (int v = 0; v < 2; ++v) f.b[j][v] = bs[8 * j * BK + (v ? q1 : q0)];
+#pragma unroll
+    for (int i = 0; i < DmmaFragments<Cfg>::kRowSteps; ++i)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) f.a[i][v] = as[(16 * i + 8 * (v % 2)) * BK + (v / 2 ? q1 : q0)];
+  }
+};
+
+// One pass of a tile's K loop (CUTLASS's multistage mainloop) over `blocks` K blocks of `src`
+// (CopiedBlocks or TmaBlocks): acc += (the A slot's rows)·(the B slot's rows)ᵀ. Stages - 1 blocks
+// in flight ahead; fragments in two register sets, so that the DMMAs of one half run while the
+// next half's reads are on their way, across the barrier too: the wait for block kb + 1 sits
+// between block kb's halves (its second half's fragments already in registers), not before a
+// block's first reads. The barrier also tells the issue that every warp is past block kb - 1's
+// stage, which block kb + Stages - 1 then refills. Ends with every block landed and every warp
+// past its reads (the stages free for the next pass or tile).
+template <class Cfg, class Blocks, class Acc>
+__device__ __forceinline__ void dmma_pass(Acc& acc, const Blocks& src, int32_t blocks) {
+  constexpr int kStages = Blocks::kStages;
+  static_assert(kStages >= 3, "a block in flight while one is read");
+  static_assert(Cfg::BK == 16, "two DMMA.16x8x8 steps per K block");
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) src.issue(s, s < blocks);
+  DmmaFragments<Cfg> f0, f1;
   if (blocks > 0) {
-    cp_async_wait<Cfg::Stages - 2>();
+    src.wait_first();
     __syncthreads();  // block 0 is visible to all
-    read(f0, 0, 0);
+    src.read(f0, 0, 0);
   }
   for (int32_t kb = 0; kb < blocks; ++kb) {
-    read(f1, kb, 1);
-    multiply(f0);
-    cp_async_wait<Cfg::Stages - 3>();
+    src.read(f1, kb, 1);
+    multiply<Cfg>(acc, f0);
+    src.wait_ahead(kb + 1, blocks);
     __syncthreads();  // block kb + 1 is visible; every warp has read block kb - 1's stage (and kb's)
-    if (kb + Cfg::Stages - 1 < blocks) load(kb + Cfg::Stages - 1);  // into block kb - 1's stage
-    cp_async_commit();
-    if (kb + 1 < blocks) read(f0, kb + 1, 0);
-    multiply(f1);
+    src.issue(kb + kStages - 1, kb + kStages - 1 < blocks);  // into block kb - 1's stage
+    if (kb + 1 < blocks) src.read(f0, kb + 1, 0);
+    multiply<Cfg>(acc, f1);
   }
-  cp_async_wait<0>();
+  src.finish();
   __syncthreads();  // the next pass's or tile's loads refill the stages
 }
 
 // One CTA: the walk's tiles one after the other. GEMM: out = A·B over each tile's K blocks.
 // Rank2K: A_i B_jᵀ + B_i A_jᵀ as two passes over the K blocks into one accumulator, the second
 // with the operands' roles swapped (A_i, B_j are rows of a problem's a and b, [n, k] both).
-template <class Shape, bool Rank2K, bool AKFast, bool BKFast, bool Pairs>
+// Tma: the List form's per-group maps (shape.a_maps, b_maps), K-contiguous operands.
+template <class Shape, bool Rank2K, bool AKFast, bool BKFast, bool Pairs, bool Tma>
 __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(const __grid_constant__ DmmaArgs p) {
+  static_assert(!Tma || (AKFast && BKFast && !Pairs), "TMA boxes of K-contiguous operands");
   using Cfg = DmmaConfig<Shape, Rank2K>;
   extern __shared__ __align__(16) double smem[];
-  const int warp = threadIdx.x / 32;
-  const int warp_row = (warp / Cfg::WarpCols) * Cfg::WarpM, warp_col = (warp % Cfg::WarpCols) * Cfg::WarpN;
   constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
   constexpr int kVec = Pairs ? 2 : 1;  // doubles per copy
+  // Tma: the stages from the first 1024-byte boundary (the swizzle's period), the barriers after
+  // them (an offset from smem, so that the compiler still knows the pointers' state space)
+  const uint32_t misalignment = static_cast<uint32_t>(__cvta_generic_to_shared(smem)) % 1024;
+  double* const stages = Tma ? smem + (1024 - misalignment) % 1024 / 8 : smem;
+  uint64_t* const full = reinterpret_cast<uint64_t*>(stages + Cfg::TmaStages * Cfg::TmaStageElems);
+  uint32_t phases = 0;
+  int32_t acquired = -1;  // (warp 0) the group whose maps it acquired
+  if constexpr (Tma) {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < Cfg::TmaStages; ++s) cutlass::arch::ClusterBarrier::init(full + s, 1);
+      cutlass::arch::fence_barrier_init();
+    }
+    __syncthreads();
+  }
   TileWalker<Cfg> walker(p.shape);
   sched::TileCoord tile;
   GroupProblem q;
@@ -322,24 +453,43 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
     if (!tile.valid) continue;  // a padding slot of the triangle walk
     const int64_t row0 = int64_t(tile.tile_m) * Cfg::BM, col0 = int64_t(tile.tile_n) * Cfg::BN;
     double acc[kRowSteps][kColSteps][4] = {};
-    if constexpr (Rank2K) {  // the List form; each pass reads the group's operands where it starts
+    if constexpr (Tma) {
+      // The maps were patched by a kernel through the generic proxy (cuda/list_maps.cu): warp 0
+      // (whichever lane issues) acquires a group's before its first load with them (none for K =
+      // 0: never patched).
+      const CUtensorMap* a_map = p.shape.a_maps + tile.group;
+      const CUtensorMap* b_map = p.shape.b_maps + tile.group;
+      if (threadIdx.x < 32 && tile.group != acquired && q.k > 0) {
+        cute::tma_descriptor_fence_acquire(a_map);
+        cute::tma_descriptor_fence_acquire(b_map);
+        acquired = tile.group;
+      }
+      const int32_t blocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
+#pragma unroll 1  // (Rank2K: the passes swap the maps)
+      for (int second = 0; second < (Rank2K ? 2 : 1); ++second) {
+        const TmaBlocks<Cfg> src(stages, full, phases, second ? b_map : a_map, second ? a_map : b_map, row0, col0);
+        dmma_pass<Cfg>(acc, src, blocks);
+      }
+    } else if constexpr (Rank2K) {  // the List form; each pass reads the group's operands where it starts
       static_assert(AKFast == BKFast, "a Rank2K kernel's passes swap the operands' slots: one orientation for both");
 #pragma unroll 1  // (one K loop in the code: the second copy, unrolled, spilled accumulators)
       for (int second = 0; second < 2; ++second) {
         const DmmaListOperands ops = p.list_operands[tile.group];
         const ListGroup lg = p.shape.list[tile.group];
-        dmma_pass<Cfg, AKFast, BKFast, kVec>(acc, smem, second ? ops.b : ops.a, second ? ops.a : ops.b, lg.n, lg.n, lg.k,
-                                             row0, col0);
+        const CopiedBlocks<Cfg, AKFast, BKFast, kVec> src(stages, second ? ops.b : ops.a, second ? ops.a : ops.b, lg.n,
+                                                          lg.n, lg.k, row0, col0);
+        dmma_pass<Cfg>(acc, src, int32_t(sched::ceil_div(lg.k, Cfg::BK)));
       }
     } else {
       DmmaOperand a, b;
       problem_operands(p, tile.group, q, a, b);
-      dmma_pass<Cfg, AKFast, BKFast, kVec>(acc, smem, a, b, q.m, q.n, q.k, row0, col0);
+      const CopiedBlocks<Cfg, AKFast, BKFast, kVec> src(stages, a, b, q.m, q.n, q.k, row0, col0);
+      dmma_pass<Cfg>(acc, src, int32_t(sched::ceil_div(q.k, Cfg::BK)));
     }
 
     // The problem read again for the epilogue rather than kept in registers through the K loop.
     const GroupProblem out = resolve_group(p.shape, tile.group, walker.read);
-    const int64_t warp_row0 = row0 + warp_row, warp_col0 = col0 + warp_col;
+    const int64_t warp_row0 = row0 + warp_row_in_tile<Cfg>(), warp_col0 = col0 + warp_col_in_tile<Cfg>();
     if constexpr (Rank2K) {
       store_rank2k_tile(acc, out, warp_row0, warp_col0, p);
     } else {
@@ -349,22 +499,31 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
 }
 
 // Host side, per walk: the shared-memory attribute (once per device and kernel), the launch of
-// the kernel of the call's tile, operand orientations and copy width, the persistent grid.
-template <class Shape, bool Rank2K, bool AKFast, bool BKFast, bool Pairs>
+// the kernel of the call's tile, operand orientations and loads, the persistent grid.
+template <class Shape, bool Tma>
+constexpr int dmma_smem_bytes() { return Tma ? Shape::TmaSmemBytes : Shape::SmemBytes; }
+
+template <class Shape, bool Rank2K, bool AKFast, bool BKFast, bool Pairs, bool Tma>
 void prepare_dmma(int device) {
   static std::atomic<uint64_t> done{0};
-  allow_dynamic_smem(dmma_kernel<Shape, Rank2K, AKFast, BKFast, Pairs>, Shape::SmemBytes, device, done);
+  allow_dynamic_smem(dmma_kernel<Shape, Rank2K, AKFast, BKFast, Pairs, Tma>, dmma_smem_bytes<Shape, Tma>(), device, done);
 }
 
 template <class Shape, bool Rank2K, bool AKFast, bool BKFast>
 void launch_dmma_oriented(const DmmaArgs& args, int grid, int device, cudaStream_t stream) {
-  auto launch = [&](auto pairs) {
-    prepare_dmma<Shape, Rank2K, AKFast, BKFast, decltype(pairs)::value>(device);
-    dmma_kernel<Shape, Rank2K, AKFast, BKFast, decltype(pairs)::value><<<grid, Shape::Threads, Shape::SmemBytes, stream>>>(args);
+  auto launch = [&](auto pairs, auto tma) {
+    constexpr bool kPairs = decltype(pairs)::value, kTma = decltype(tma)::value;
+    prepare_dmma<Shape, Rank2K, AKFast, BKFast, kPairs, kTma>(device);
+    dmma_kernel<Shape, Rank2K, AKFast, BKFast, kPairs, kTma>
+        <<<grid, Shape::Threads, dmma_smem_bytes<Shape, kTma>(), stream>>>(args);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
-  if (args.pairs) return launch(std::true_type{});
-  launch(std::false_type{});
+  if constexpr (AKFast && BKFast) {
+    if (args.tma) return launch(std::false_type{}, std::true_type{});
+  }
+  TORCH_INTERNAL_ASSERT(!args.tma, "fp64 DMMA: TMA loads need K-contiguous operands");
+  if (args.pairs) return launch(std::true_type{}, std::false_type{});
+  launch(std::false_type{}, std::false_type{});
 }
 
 template <class Shape, bool Rank2K>
@@ -393,15 +552,21 @@ void launch_dmma(const DmmaArgs& args, int grid, cudaStream_t stream) {
   launch_dmma_shaped<DmmaSquareShape, Rank2K>(args, grid, device, stream);
 }
 
-// CTAs resident at once: the fewer of the two shapes' (each orientation's and copy width's kernel
-// has its shape's resources and bound, __launch_bounds__(128, 2), so the general one answers for all).
+// CTAs resident at once: the fewest of the two shapes' kernels, copying or TMA-loading (every
+// orientation's and copy width's kernel has its shape's resources and bound,
+// __launch_bounds__(128, 2), so the general one answers for the copying ones).
+template <class Shape, bool Rank2K, bool Tma>
+int resident_dmma_kernel(int device) {
+  constexpr bool kFast = Tma;  // (the TMA kernel's orientation)
+  prepare_dmma<Shape, Rank2K, kFast, kFast, false, Tma>(device);
+  int per_sm = 0;
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, dmma_kernel<Shape, Rank2K, kFast, kFast, false, Tma>, Shape::Threads, dmma_smem_bytes<Shape, Tma>()));
+  return per_sm;
+}
 template <class Shape, bool Rank2K>
 int resident_dmma_shape(int device) {
-  prepare_dmma<Shape, Rank2K, false, false, false>(device);
-  int per_sm = 0;
-  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel<Shape, Rank2K, false, false, false>,
-                                                               Shape::Threads, Shape::SmemBytes));
-  return per_sm;
+  return std::min(resident_dmma_kernel<Shape, Rank2K, false>(device), resident_dmma_kernel<Shape, Rank2K, true>(device));
 }
 template <bool Rank2K>
 int resident_dmma_ctas(int device) {

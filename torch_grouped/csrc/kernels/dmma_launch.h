@@ -50,7 +50,7 @@ struct DmmaListOperands {
 };
 
 struct DmmaArgs {
-  GroupedGemmArgs shape;                   // out_kind Double; the maps are not read
+  GroupedGemmArgs shape;                   // out_kind Double; its maps read only where `tma`
   DmmaOperand a, b;                        // the non-list forms (RaggedM, RaggedN, Batched, RaggedK)
   const DmmaListOperands* list_operands;  // List: per group, device memory
   double alpha, beta;                      // Rank2K (syr2k): out = alpha (A Bᵀ + B Aᵀ) + beta c
@@ -60,6 +60,10 @@ struct DmmaArgs {
   // Whether every operand of every group allows 16-byte copies (pairs_ok): the kernels that copy
   // two doubles at a time (else one).
   bool pairs;
+  // The List form only, every A and B K-contiguous (a_k_fast and b_k_fast): each K block as TMA
+  // boxes through the per-group maps shape.a_maps and shape.b_maps (the kernels that copy
+  // nothing; pairs is then not read).
+  bool tma;
 };
 
 // gemm and grouped_mm: shape.tiles over the groups.
