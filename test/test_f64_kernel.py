@@ -336,10 +336,11 @@ def tma_lists(op, count):
     through their phases across tiles and (syr2k) passes."""
     if op == "gemm":
         sizes = [(256 - 2 * i, 192 - i % 3, 2 + 6 * i) for i in range(count)]
-        return ([randn(m, k, seed=i) for m, n, k in sizes],
+        return ([randn(m, k, seed=i) for i, (m, n, k) in enumerate(sizes)],
                 [randn(k, n, seed=1000 + i, layout="cols") for i, (m, n, k) in enumerate(sizes)])
     sizes = [(130 + 5 * i, 2 + 6 * i) for i in range(count)]
-    return [randn(n, k, seed=i) for n, k in sizes], [randn(n, k, seed=1000 + i) for n, k in sizes]
+    return ([randn(n, k, seed=i) for i, (n, k) in enumerate(sizes)],
+            [randn(n, k, seed=1000 + i) for i, (n, k) in enumerate(sizes)])
 
 
 def run_list(op, a, b):

@@ -1,7 +1,8 @@
 """The big-shape gap under Nsight Compute: our grouped kernel beside the peer's on the cases where
 we sit at ~90% of dense mm (Mixtral grouped_mm, 8 x 4096^3 through gemm), plus dense torch.mm;
 and the short-K weight gradient (DeepSeek-V3 up, K about 256 per expert, 0.77x the peer), whose
-epilogue we suspect (benchmarks/NOTES.md, session 9); and the fp64 DMMA kernel beside dgemm (f64).
+epilogue we suspect (benchmarks/NOTES.md, session 9); and the fp64 DMMA kernels beside dgemm (f64)
+and dsyr2k (f64_syr2k).
 Each call runs twice (the first warms up); run it under ncu with a kernel filter, e.g.
     ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
         -k 'regex:grouped_gemm|cutlass|sm90_xmma|nvjet|gemm' --launch-skip-before-match 0 \
@@ -57,7 +58,19 @@ def f64():
     return [("ours gemm fp64 4x4096^3", lambda: tg.gemm(a, b)), ("torch.mm fp64 4096^3", lambda: torch.mm(a[0], b[0]))]
 
 
-CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad, "wgrad_down": wgrad_down, "f64": f64,
+def f64_syr2k():
+    # the fp64 Rank2K kernel (forced; its rows K-contiguous and 16-byte aligned: TMA loads) beside
+    # cuBLAS's dsyr2k (lower triangle only) on one n = 4096, k = 4096 problem
+    import cublas_syr2k
+
+    os.environ["TORCH_GROUPED_FP64_KERNELS"] = "1"
+    a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float64) for _ in range(2))
+    c = torch.empty(4096, 4096, device="cuda", dtype=torch.float64)
+    return [("ours syr2k fp64 n4096 k4096", lambda: tg.syr2k([a], [b])),
+            ("cuBLAS dsyr2k n4096 k4096", lambda: cublas_syr2k.syr2k_lower(a, b, c))]
+
+
+CASES = {"mixtral": mixtral, "cube": cube, "wgrad": wgrad, "wgrad_down": wgrad_down, "f64": f64, "f64_syr2k": f64_syr2k,
          "small": lambda: forward("small_64x_128x_1024x1024"), "tiny": lambda: forward("tiny_128x"),
          "decode": lambda: forward("decode_8x"), "wgrad_small": lambda: wgrad("wgrad_small_64x", "small")}
 
