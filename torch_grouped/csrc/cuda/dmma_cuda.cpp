@@ -71,28 +71,23 @@ bool fp64_tma_enabled() {
   return value == "1";
 }
 
-// An operand of rows x k as TMA addresses it along its contiguous axis (K where `k_major`, else
-// its rows), or nothing where it cannot (tma_map.h: a 16-byte aligned base, the other axis' stride
-// in whole 16-byte steps, rows that do not overlap).
-std::optional<TmaOperand> fp64_tma_operand(const DmmaOperand& v, int64_t rows, int64_t k, bool k_major) {
-  const int64_t inner = k_major ? k : rows, outer = k_major ? rows : k;
-  const int64_t unit = k_major ? v.k_stride : v.row_stride, stride = k_major ? v.row_stride : v.k_stride;
-  if (unit != 1 && inner > 1) return std::nullopt;
-  const int64_t sizes[3] = {1, outer, inner}, strides[3] = {outer * stride, stride, 1};
+// A K-contiguous operand of rows x k as TMA addresses it, or nothing where it cannot (tma_map.h:
+// a 16-byte aligned base, a row stride of whole 16-byte steps, rows that do not overlap).
+std::optional<TmaOperand> fp64_tma_operand(const DmmaOperand& v, int64_t rows, int64_t k) {
+  if (!kernels::k_fast(v)) return std::nullopt;
+  const int64_t sizes[3] = {1, rows, k}, strides[3] = {rows * v.row_stride, v.row_stride, 1};
   return tma_operand(const_cast<double*>(v.base), at::kDouble, sizes, strides);
 }
 
-// Whether every group's operands can be TMA-loaded, A K-major and B as `b_k_major` says (groups
-// without K are never loaded); -1 where not, else the first group that loads (whose operands
-// encode the maps' templates), or `groups`.
-int32_t tma_template_group(const std::vector<DmmaListProblem>& problems, bool b_k_major) {
+// Whether every group's operands can be TMA-loaded (groups without K are never loaded); -1 where
+// not, else the first group that loads (whose operands encode the maps' templates), or `groups`.
+int32_t tma_template_group(const std::vector<DmmaListProblem>& problems) {
   const int32_t groups = static_cast<int32_t>(problems.size());
   int32_t first = groups;
   for (int32_t j = 0; j < groups; ++j) {
     const kernels::ListGroup& g = problems[j].group;
     if (g.k == 0) continue;
-    if (!fp64_tma_operand(problems[j].operands.a, g.m, g.k, true) ||
-        !fp64_tma_operand(problems[j].operands.b, g.n, g.k, b_k_major))
+    if (!fp64_tma_operand(problems[j].operands.a, g.m, g.k) || !fp64_tma_operand(problems[j].operands.b, g.n, g.k))
       return -1;
     first = std::min(first, j);
   }
@@ -100,26 +95,27 @@ int32_t tma_template_group(const std::vector<DmmaListProblem>& problems, bool b_
 }
 
 // The per-group maps of a TMA list (two per group at `maps`, 128-byte aligned device memory),
-// patched on the device from the problem table at `list` (already queued on `stream`): the boxes
-// of the DMMA kernel's stages, 16 doubles (one 128-byte line) along the contiguous axis by 64 rows
-// (A; B K-major) or 16 K rows (B N-major).
-void build_fp64_maps(const DmmaListProblem& first, bool b_k_major, const kernels::ListGroup* list, int32_t groups,
-                     CUtensorMap* maps, cudaStream_t stream) {
-  constexpr uint32_t kLine = 16, kBoxRows = 64, kBoxK = 16;
-  const kernels::ListGroup& g = first.group;
+// patched on the device from the problem table at `list` (already queued on `stream`): boxes of
+// 16 doubles (one 128-byte line) x 64 rows, the DMMA kernel's stage rows.
+void build_fp64_maps(const DmmaListProblem& first, const kernels::ListGroup* list, int32_t groups, CUtensorMap* maps,
+                     cudaStream_t stream) {
+  constexpr uint32_t kBoxK = 16, kBoxRows = 64;
   ListMapsArgs args{};
-  args.a_template = encode_tma_map(*fp64_tma_operand(first.operands.a, g.m, g.k, true), at::kDouble, kLine, kBoxRows);
-  args.b_template = encode_tma_map(*fp64_tma_operand(first.operands.b, g.n, g.k, b_k_major), at::kDouble, kLine,
-                                   b_k_major ? kBoxRows : kBoxK);
+  args.a_template = encode_tma_map(*fp64_tma_operand(first.operands.a, first.group.m, first.group.k), at::kDouble, kBoxK, kBoxRows);
+  args.b_template = encode_tma_map(*fp64_tma_operand(first.operands.b, first.group.n, first.group.k), at::kDouble, kBoxK, kBoxRows);
   args.list = list;
   args.a_maps = maps;
   args.b_maps = maps + groups;
   args.groups = groups;
   args.element_size = static_cast<int32_t>(sizeof(double));
-  args.b_k_major = b_k_major;
+  args.b_k_major = true;
   build_list_tensor_maps(args, stream);
 }
 
+// Launches the list, in the order given, with the tiles `tiles_of(tile)` (GemmTiles, or syr2k's
+// SymmetricTiles) of the chosen tile shape and the mode's fields in `p` (alpha, beta): one upload
+// of the problem table, the operands and (host_lists) the per-CTA tile lists, then the kernel over
+// every resident CTA, or one per tile.
 template <class TilesOf>
 void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tiles_of, bool host_lists, DmmaArgs p,
                       const at::Device& device) {
@@ -141,9 +137,7 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tile
   p.a_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.a); });
   p.b_k_fast = std::all_of(problems.begin(), problems.end(), [](const DmmaListProblem& q) { return kernels::k_fast(q.operands.b); });
   if (rank2k) p.a_k_fast = p.b_k_fast = p.a_k_fast && p.b_k_fast;  // (its passes swap the slots: one orientation)
-  // (TMA kernels: A K-contiguous; B either way, but K-contiguous in Rank2K, whose passes swap them)
-  const bool tma_kernel = p.a_k_fast && (p.b_k_fast || !rank2k);
-  const int32_t tma_first = tma_kernel && fp64_tma_enabled() ? tma_template_group(problems, p.b_k_fast) : -1;
+  const int32_t tma_first = p.a_k_fast && p.b_k_fast && fp64_tma_enabled() ? tma_template_group(problems) : -1;
   p.tma = tma_first >= 0 && tma_first < groups;
 
   // The device table: problems, operands, per-CTA lists, then (TMA) the maps, 128-byte aligned.
@@ -160,9 +154,8 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tile
   auto* ops = reinterpret_cast<DmmaListOperands*>(base + operands_at);
   for (int32_t j = 0; j < groups; ++j) {
     list[j] = problems[j].group, ops[j] = problems[j].operands;
-    // (read by the map builder only: the strides between the TMA boxes' lines)
-    list[j].a = ops[j].a.base, list[j].lda = ops[j].a.row_stride;
-    list[j].b = ops[j].b.base, list[j].ldb = p.b_k_fast ? ops[j].b.row_stride : ops[j].b.k_stride;
+    list[j].a = ops[j].a.base, list[j].lda = ops[j].a.row_stride;  // (read by the map builder only)
+    list[j].b = ops[j].b.base, list[j].ldb = ops[j].b.row_stride;
   }
   if (host_lists)
     sched::fill_all_cta_schedules(sizes, tiles, walkers, stride, reinterpret_cast<sched::PrecomputedEntry*>(base + entries_at));
@@ -170,8 +163,7 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tile
   upload_pinned(std::move(host), dbase, bytes, stream);
   if (p.tma) {
     auto* maps = reinterpret_cast<CUtensorMap*>(dbase + maps_at);
-    build_fp64_maps(problems[tma_first], p.b_k_fast, reinterpret_cast<const kernels::ListGroup*>(dbase), groups, maps,
-                    stream.stream());
+    build_fp64_maps(problems[tma_first], reinterpret_cast<const kernels::ListGroup*>(dbase), groups, maps, stream.stream());
     p.shape.a_maps = maps, p.shape.b_maps = maps + groups;
   }
 

@@ -17,9 +17,9 @@
 // no layout or loader branches: 128 accumulator and 96 fragment registers leave ~30 for
 // everything else at this tile.
 //
-// A list whose operands TMA can address, A K-contiguous (DmmaArgs::tma), instead has one thread
-// load each K block as TMA boxes (per-group maps, 128-byte swizzled, unpadded stages, full
-// barriers with transaction counts): no thread spends instructions on copies (TmaBlocks).
+// A list whose operands are all K-contiguous and addressable by TMA (DmmaArgs::tma) instead has
+// one thread load each K block as TMA boxes (per-group maps, 128-byte swizzled, unpadded stages,
+// full barriers with transaction counts): no thread spends instructions on copies (TmaBlocks).
 #pragma once
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
@@ -194,40 +194,26 @@ __device__ __forceinline__ void problem_operands(const DmmaArgs& p, int32_t g, c
   b.base += int64_t(q.b_batch) * b.batch_stride + int64_t(q.b_col) * b.row_stride + int64_t(q.k_origin) * b.k_stride;
 }
 
-// Where a lane's fragment rows and columns lie in its warp's part of the tile: DMMA (i, j)'s
-// row g of A (and accumulator rows g, g + 8) is the tile's row 16i + row_of(g) (+ 8), its column
-// g of B the tile's column 8j + col_of(g), g = lane / 4. The natural place is g itself; the TMA
-// kernel of N-major B relabels both (TmaBlocks), which a sum over K and a store per element do
-// not care about as long as the epilogue uses the same places.
-struct LanePlaces {
-  bool relabelled;
-  // g's bits 0, 1, 2 at positions 0, 2, 1: the rows (columns) g of a half-warp, 0..3, land on
-  // 0, 1, 4, 5 and g = 4..7 on 2, 3, 6, 7
-  __device__ __forceinline__ int of(int g) const { return relabelled ? (g & 1) | ((g & 2) << 1) | ((g & 4) >> 1) : g; }
-};
-
 // f(row, col, value) for each of the thread's accumulator elements, rows and columns from the
 // warp's corner (row0, col0) by the fragment layout: d[v] of DMMA (i, j) is element
-// (16i + g + 8·(v / 2), 8j + 2t + v % 2), g and 2t + v % 2 taken to their places.
+// (16i + g + 8·(v / 2), 8j + 2t + v % 2).
 template <class Acc, class F>
-__device__ __forceinline__ void for_each_element(const Acc& acc, int64_t row0, int64_t col0, LanePlaces places, F f) {
+__device__ __forceinline__ void for_each_element(const Acc& acc, int64_t row0, int64_t col0, F f) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int row = places.of(g), col = places.of(2 * t);  // (places.of(2t + 1) = places.of(2t) + 1)
   constexpr int kRowSteps = sizeof(acc) / sizeof(acc[0]), kColSteps = sizeof(acc[0]) / sizeof(acc[0][0]);
 #pragma unroll
   for (int i = 0; i < kRowSteps; ++i)
 #pragma unroll
     for (int j = 0; j < kColSteps; ++j)
 #pragma unroll
-      for (int v = 0; v < 4; ++v) f(row0 + 16 * i + row + 8 * (v / 2), col0 + 8 * j + col + v % 2, acc[i][j][v]);
+      for (int v = 0; v < 4; ++v) f(row0 + 16 * i + g + 8 * (v / 2), col0 + 8 * j + 2 * t + v % 2, acc[i][j][v]);
 }
 
 // The GEMM epilogue: the tile's elements inside the problem, as they are.
 template <class Acc>
-__device__ __forceinline__ void store_gemm_tile(const Acc& acc, const GroupProblem& q, int64_t row0, int64_t col0,
-                                                LanePlaces places) {
+__device__ __forceinline__ void store_gemm_tile(const Acc& acc, const GroupProblem& q, int64_t row0, int64_t col0) {
   double* c = reinterpret_cast<double*>(q.c);
-  for_each_element(acc, row0, col0, places, [&](int64_t row, int64_t col, double v) {
+  for_each_element(acc, row0, col0, [&](int64_t row, int64_t col, double v) {
     if (row < q.m && col < q.n) c[row * q.ldc + col] = v;
   });
 }
@@ -244,7 +230,7 @@ __device__ __forceinline__ void store_rank2k_tile(const Acc& acc, const GroupPro
   double* c = reinterpret_cast<double*>(q.c);
   const double* c_in = static_cast<const double*>(q.c_in);
   const bool mirror = !p.shape.triangle.all_tiles, lower = p.shape.triangle.triangle.uplo == sched::Uplo::Lower;
-  for_each_element(acc, row0, col0, LanePlaces{false}, [&](int64_t row, int64_t col, double v) {
+  for_each_element(acc, row0, col0, [&](int64_t row, int64_t col, double v) {
     if (row >= q.n || col >= q.n) return;
     const bool in_triangle = lower ? row >= col : row <= col;
     if (mirror && !in_triangle) return;  // its mirror's tile writes it
@@ -325,56 +311,40 @@ struct CopiedBlocks {
   }
 };
 
-// A pass's K blocks as TMA boxes, issued by one lane of warp 0 into unpadded stages; every thread
-// waits on the stage's full barrier (its phase kept in `phases`, bit s for stage s). A is
-// K-contiguous, in 64-row boxes of BK = 16 doubles (one 128-byte line a row); B is too (BKFast),
-// or N-contiguous, in boxes of 16 K rows of 16 columns. Boxes are 128-byte swizzled: 16-byte chunk
-// c of box row r lies at chunk c ^ (r % 8).
+// A pass's K blocks as TMA boxes (K-contiguous operands, per-group maps of 64-row boxes of BK = 16
+// doubles: one 128-byte line a row, 128-byte swizzled), issued by thread 0 into unpadded stages;
+// every thread waits on the stage's full barrier (its phase kept in `phases`, bit s for stage s).
 //
-// A DMMA's lanes read A rows g (and g + 8) at K columns t (and t + 4), g = lane / 4, t = lane % 4,
-// and B at K rows t (t + 4), column g: read in plain order, a half-warp's 16 reads would fall two
-// to a bank. So the kernel reads K in another order, the same for A and B (a sum over K does not
-// care), and for an N-major B also A's rows and B's columns in another (LanePlaces: the epilogue
-// follows). Logical column 8·half + 4·q + t of a block is physical column
-//   K-major B: 8·(t / 2) + 4·half + 2·q + t % 2, in A's and B's chunk 4·(t / 2) + 2·half + q,
-//     which a half-warp's rows g = 0..3 (or 4..7) spread over 8 chunks (16 bank pairs);
-//   N-major B: 8·half + 4·(t / 2) + 2·q + t % 2: B's K row then varies in bits 0 and 2 with t,
-//     and its column places 0, 1, 4, 5 (2, 3, 6, 7) give the chunk's bit 1, so the XOR spreads
-//     a half-warp over 8 chunks; A's row places do the same with its chunks q + 2·(t / 2) + 4·half.
-// The boxes' zero fill past the operands' rows, columns and K makes the reordered tail harmless.
-template <class Cfg, bool BKFast>
+// The swizzle puts 16-byte chunk c of row r at chunk c ^ (r % 8). A DMMA's lanes read rows g
+// (and g + 8) at K columns t (and t + 4), g = lane / 4, t = lane % 4: in plain K order a
+// half-warp's 16 reads would fall in 4 chunks of its rows, two lanes a bank. So the kernel reads
+// K in another order, the same for A and B (a sum over K does not care): logical column
+// 8·half + 4·q + t of a block is physical column 8·(t / 2) + 4·half + 2·q + t % 2, in chunk
+// 4·(t / 2) + 2·half + q, which with the rows' g spreads a half-warp over 8 chunks (16 banks
+// pairs). The boxes' zero fill past the operand's rows and K makes the reordered tail harmless.
+template <class Cfg>
 struct TmaBlocks {
   static constexpr int kStages = Cfg::TmaStages, BK = Cfg::BK;
-  static constexpr int kBBox = 16 * BK;  // N-major B: the doubles of one 16-column box
   static_assert(BK * 8 == 128, "a stage row is one swizzled 128-byte line");
-  static_assert(Cfg::BM % 64 == 0 && Cfg::BN == 64 && Cfg::WarpN % 16 == 0, "A in 64-row boxes, B in one or four");
-  static constexpr bool kRelabelled = !BKFast;  // (LanePlaces)
+  static_assert(Cfg::BM % 64 == 0 && Cfg::BN == 64, "A in 64-row boxes, B one");
   double* smem;
   uint64_t* full;
   uint32_t& phases;
   const CUtensorMap* a_map;
   const CUtensorMap* b_map;
   int32_t row0, col0;
-  int a_lane, b_lane;      // element offsets of the lane's first A row, and of its B row (N-major: its K rows' part)
-  int a_double, b_double;  // the lane's double within a row for half 0 and q = 0, XORed for the others
+  int a_lane, b_lane;  // the lane's first row in a stage's blocks (element offsets)
+  int lane_double;     // 2·(its chunk) + t % 2 for q = 0 and half 0, XOR 2·(2·half + q) for the others
 
   __device__ __forceinline__ TmaBlocks(double* stages, uint64_t* full_barriers, uint32_t& stage_phases,
                                        const CUtensorMap* a, const CUtensorMap* b, int64_t a_row0, int64_t b_row0)
       : smem(stages), full(full_barriers), phases(stage_phases), a_map(a), b_map(b), row0(int32_t(a_row0)),
         col0(int32_t(b_row0)) {
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int place = LanePlaces{kRelabelled}.of(g);  // of A's row g and (N-major) B's column g
-    a_lane = (warp_row_in_tile<Cfg>() + place) * BK;
-    if constexpr (BKFast) {
-      b_lane = (warp_col_in_tile<Cfg>() + g) * BK;
-      a_double = b_double = (2 * ((4 * (t / 2)) ^ g)) | (t & 1);
-    } else {
-      a_double = (2 * (place ^ (2 * (t / 2)))) | (t & 1);
-      b_lane = warp_col_in_tile<Cfg>() / 16 * kBBox + (t & 1) * BK + (t / 2) * 4 * BK;
-      b_double = (2 * ((place / 2) ^ (t & 1) ^ (4 * (t / 2)))) | (place & 1);
-    }
+    a_lane = (warp_row_in_tile<Cfg>() + g) * BK;
+    b_lane = (warp_col_in_tile<Cfg>() + g) * BK;
+    lane_double = (2 * ((4 * (t / 2)) ^ g)) | (t & 1);
   }
-
   __device__ __forceinline__ double* a_block(int32_t kb) const { return smem + (kb % kStages) * Cfg::TmaStageElems; }
   __device__ __forceinline__ double* b_block(int32_t kb) const { return a_block(kb) + Cfg::BM * BK; }
 
@@ -389,13 +359,7 @@ struct TmaBlocks {
 #pragma unroll
     for (int j = 0; j < Cfg::BM / 64; ++j)
       cute::SM90_TMA_LOAD_3D::copy(a_map, bar, kEvictNormal, a_block(kb) + 64 * j * BK, kb * BK, row0 + 64 * j, 0);
-    if constexpr (BKFast) {
-      cute::SM90_TMA_LOAD_3D::copy(b_map, bar, kEvictNormal, b_block(kb), kb * BK, col0, 0);
-    } else {
-#pragma unroll
-      for (int j = 0; j < Cfg::BN / 16; ++j)
-        cute::SM90_TMA_LOAD_3D::copy(b_map, bar, kEvictNormal, b_block(kb) + j * kBBox, col0 + 16 * j, kb * BK, 0);
-    }
+    cute::SM90_TMA_LOAD_3D::copy(b_map, bar, kEvictNormal, b_block(kb), kb * BK, col0, 0);
   }
   __device__ __forceinline__ void wait(int32_t kb) const {
     const int s = kb % kStages;
@@ -409,25 +373,17 @@ struct TmaBlocks {
   __device__ __forceinline__ void finish() const {}
 
   __device__ __forceinline__ void read(DmmaFragments<Cfg>& f, int32_t kb, int half) const {
+    const int q0 = lane_double ^ (4 * half), q1 = lane_double ^ (4 * half + 2);  // the lane's doubles of a row
     const double* as = a_block(kb) + a_lane;
     const double* bs = b_block(kb) + b_lane;
-    // the XOR of A's double for q = 0, 1 (B: v = q), from the physical column's chunk bits
-    constexpr int kHalfBit = BKFast ? 4 : 8;
-    const int a0 = a_double ^ (kHalfBit * half), a1 = a_double ^ (kHalfBit * half + 2);
 #pragma unroll
     for (int j = 0; j < DmmaFragments<Cfg>::kColSteps; ++j)
 #pragma unroll
-      for (int v = 0; v < 2; ++v) {
-        if constexpr (BKFast) {
-          f.b[j][v] = bs[8 * j * BK + (v ? a1 : a0)];  // (B's rows g: the same doubles as A's rows)
-        } else {  // K row 8·half + 2v + (the lane's part), column box j / 2, chunk bit 2 from j % 2
-          f.b[j][v] = bs[j / 2 * kBBox + (8 * half + 2 * v) * BK + (b_double ^ (8 * (j % 2) + 4 * v))];
-        }
-      }
+      for (int v = 0; v < 2; ++v) f.b[j][v] = bs[8 * j * BK + (v ? q1 : q0)];
 #pragma unroll
     for (int i = 0; i < DmmaFragments<Cfg>::kRowSteps; ++i)
 #pragma unroll
-      for (int v = 0; v < 4; ++v) f.a[i][v] = as[(16 * i + 8 * (v % 2)) * BK + (v / 2 ? a1 : a0)];
+      for (int v = 0; v < 4; ++v) f.a[i][v] = as[(16 * i + 8 * (v % 2)) * BK + (v / 2 ? q1 : q0)];
   }
 };
 
@@ -468,10 +424,10 @@ __device__ __forceinline__ void dmma_pass(Acc& acc, const Blocks& src, int32_t b
 // One CTA: the walk's tiles one after the other. GEMM: out = A·B over each tile's K blocks.
 // Rank2K: A_i B_jᵀ + B_i A_jᵀ as two passes over the K blocks into one accumulator, the second
 // with the operands' roles swapped (A_i, B_j are rows of a problem's a and b, [n, k] both).
-// Tma: the List form's per-group maps (shape.a_maps, b_maps), A K-contiguous (TmaBlocks).
+// Tma: the List form's per-group maps (shape.a_maps, b_maps), K-contiguous operands.
 template <class Shape, bool Rank2K, bool AKFast, bool BKFast, bool Pairs, bool Tma>
 __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(const __grid_constant__ DmmaArgs p) {
-  static_assert(!Tma || (AKFast && (BKFast || !Rank2K) && !Pairs), "TMA boxes of a K-contiguous A");
+  static_assert(!Tma || (AKFast && BKFast && !Pairs), "TMA boxes of K-contiguous operands");
   using Cfg = DmmaConfig<Shape, Rank2K>;
   extern __shared__ __align__(16) double smem[];
   constexpr int kRowSteps = Cfg::WarpM / 16, kColSteps = Cfg::WarpN / 8;  // DMMAs per warp and K step
@@ -511,7 +467,7 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
       const int32_t blocks = int32_t(sched::ceil_div(q.k, Cfg::BK));
 #pragma unroll 1  // (Rank2K: the passes swap the maps)
       for (int second = 0; second < (Rank2K ? 2 : 1); ++second) {
-        const TmaBlocks<Cfg, BKFast> src(stages, full, phases, second ? b_map : a_map, second ? a_map : b_map, row0, col0);
+        const TmaBlocks<Cfg> src(stages, full, phases, second ? b_map : a_map, second ? a_map : b_map, row0, col0);
         dmma_pass<Cfg>(acc, src, blocks);
       }
     } else if constexpr (Rank2K) {  // the List form; each pass reads the group's operands where it starts
@@ -537,7 +493,7 @@ __global__ void __launch_bounds__(Shape::Threads, Shape::CtasPerSm) dmma_kernel(
     if constexpr (Rank2K) {
       store_rank2k_tile(acc, out, warp_row0, warp_col0, p);
     } else {
-      store_gemm_tile(acc, out, warp_row0, warp_col0, LanePlaces{Tma && TmaBlocks<Cfg, BKFast>::kRelabelled});
+      store_gemm_tile(acc, out, warp_row0, warp_col0);
     }
   }
 }
@@ -562,10 +518,10 @@ void launch_dmma_oriented(const DmmaArgs& args, int grid, int device, cudaStream
         <<<grid, Shape::Threads, dmma_smem_bytes<Shape, kTma>(), stream>>>(args);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
-  if constexpr (AKFast && (BKFast || !Rank2K)) {
+  if constexpr (AKFast && BKFast) {
     if (args.tma) return launch(std::false_type{}, std::true_type{});
   }
-  TORCH_INTERNAL_ASSERT(!args.tma, "fp64 DMMA: TMA loads need a K-contiguous A (and B, in Rank2K)");
+  TORCH_INTERNAL_ASSERT(!args.tma, "fp64 DMMA: TMA loads need K-contiguous operands");
   if (args.pairs) return launch(std::true_type{}, std::false_type{});
   launch(std::false_type{}, std::false_type{});
 }

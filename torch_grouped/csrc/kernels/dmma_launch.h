@@ -60,10 +60,9 @@ struct DmmaArgs {
   // Whether every operand of every group allows 16-byte copies (pairs_ok): the kernels that copy
   // two doubles at a time (else one).
   bool pairs;
-  // The List form only, every A K-contiguous (a_k_fast) and every B along its contiguous axis
-  // (K-contiguous in Rank2K), 16-byte aligned with 16-byte strides: each K block as TMA boxes
-  // through the per-group maps shape.a_maps and shape.b_maps (the kernels that copy nothing;
-  // pairs is then not read).
+  // The List form only, every A and B K-contiguous (a_k_fast and b_k_fast): each K block as TMA
+  // boxes through the per-group maps shape.a_maps and shape.b_maps (the kernels that copy
+  // nothing; pairs is then not read).
   bool tma;
 };
 
