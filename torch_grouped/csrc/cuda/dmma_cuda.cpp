@@ -100,9 +100,10 @@ int32_t tma_template_group(const std::vector<DmmaListProblem>& problems) {
 void build_fp64_maps(const DmmaListProblem& first, const kernels::ListGroup* list, int32_t groups, CUtensorMap* maps,
                      cudaStream_t stream) {
   constexpr uint32_t kBoxK = 16, kBoxRows = 64;
+  const kernels::ListGroup& g = first.group;
   ListMapsArgs args{};
-  args.a_template = encode_tma_map(*fp64_tma_operand(first.operands.a, first.group.m, first.group.k), at::kDouble, kBoxK, kBoxRows);
-  args.b_template = encode_tma_map(*fp64_tma_operand(first.operands.b, first.group.n, first.group.k), at::kDouble, kBoxK, kBoxRows);
+  args.a_template = encode_tma_map(*fp64_tma_operand(first.operands.a, g.m, g.k), at::kDouble, kBoxK, kBoxRows);
+  args.b_template = encode_tma_map(*fp64_tma_operand(first.operands.b, g.n, g.k), at::kDouble, kBoxK, kBoxRows);
   args.list = list;
   args.a_maps = maps;
   args.b_maps = maps + groups;
@@ -163,7 +164,8 @@ void launch_dmma_list(const std::vector<DmmaListProblem>& problems, TilesOf tile
   upload_pinned(std::move(host), dbase, bytes, stream);
   if (p.tma) {
     auto* maps = reinterpret_cast<CUtensorMap*>(dbase + maps_at);
-    build_fp64_maps(problems[tma_first], reinterpret_cast<const kernels::ListGroup*>(dbase), groups, maps, stream.stream());
+    build_fp64_maps(problems[tma_first], reinterpret_cast<const kernels::ListGroup*>(dbase), groups, maps,
+                    stream.stream());
     p.shape.a_maps = maps, p.shape.b_maps = maps + groups;
   }
 

@@ -57,8 +57,9 @@ struct DmmaShape {
   static constexpr int ABlockElems = dmma_block_elems(BM, BK), StageElems = ABlockElems + dmma_block_elems(BN, BK);
   static constexpr int SmemBytes = Stages * StageElems * 8;
   // The TMA kernels' stages (TmaBlocks): BM then BN rows of BK doubles, unpadded (a row is one
-  // 128-byte line), so four fit where the padded copies' three do; 1 KB of slack to align them
-  // to the swizzle's 1024-byte period, and one full barrier each.
+  // 128-byte line, swizzled), four of them (the wide tile's 24 KB stages: 96 KB a CTA, where its
+  // padded copies fit three of 30 KB); 1 KB of slack to align them to the swizzle's 1024-byte
+  // period, and one full barrier each.
   static constexpr int TmaStages = 4, TmaStageElems = (BM + BN) * BK;
   static constexpr int TmaSmemBytes = 1024 + TmaStages * TmaStageElems * 8 + 8 * TmaStages;
 };
@@ -312,15 +313,16 @@ struct CopiedBlocks {
 };
 
 // A pass's K blocks as TMA boxes (K-contiguous operands, per-group maps of 64-row boxes of BK = 16
-// doubles: one 128-byte line a row, 128-byte swizzled), issued by thread 0 into unpadded stages;
-// every thread waits on the stage's full barrier (its phase kept in `phases`, bit s for stage s).
+// doubles: one 128-byte line a row, 128-byte swizzled), issued by one lane of warp 0 into unpadded
+// stages; every thread waits on the stage's full barrier (its phase kept in `phases`, bit s for
+// stage s), and the pass's barrier between blocks tells the issue that a stage is free again.
 //
 // The swizzle puts 16-byte chunk c of row r at chunk c ^ (r % 8). A DMMA's lanes read rows g
 // (and g + 8) at K columns t (and t + 4), g = lane / 4, t = lane % 4: in plain K order a
 // half-warp's 16 reads would fall in 4 chunks of its rows, two lanes a bank. So the kernel reads
 // K in another order, the same for A and B (a sum over K does not care): logical column
 // 8·half + 4·q + t of a block is physical column 8·(t / 2) + 4·half + 2·q + t % 2, in chunk
-// 4·(t / 2) + 2·half + q, which with the rows' g spreads a half-warp over 8 chunks (16 banks
+// 4·(t / 2) + 2·half + q, which with the rows' g spreads a half-warp over 8 chunks (16 bank
 // pairs). The boxes' zero fill past the operand's rows and K makes the reordered tail harmless.
 template <class Cfg>
 struct TmaBlocks {
