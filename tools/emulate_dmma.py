@@ -1,7 +1,10 @@
 """A CPU emulation of one tile of the fp64 DMMA kernel (csrc/kernels/dmma_grouped.cuh), written from
 its index formulas line by line: each thread's copies (BlockLoader: first element, steps, zero
 fill, shared-memory offsets in either orientation, one double a copy or, where the host's
-pairs_ok allows, two from a 16-byte aligned address, wholly inside the operand or wholly out), the fragment reads of mma.m16n8k8.f64, two per
+pairs_ok allows, two from a 16-byte aligned address, wholly inside the operand or wholly out; or,
+where the host's TMA test allows, the TMA boxes' 128-byte swizzled placement and the TMA kernel's
+reordered-K fragment reads, which must also spread every half-warp over 16 bank pairs), the
+fragment reads of mma.m16n8k8.f64, two per
 K block (CuTe's SM90_16x8x8_F64F64F64F64_TN layouts), the accumulation and the stores; for syr2k
 (the Rank2K kernel) both passes with the roles swapped, alpha, beta·c from the `uplo` triangle and
 the mirror stores of the triangle walk. It checks, for operands of every layout and for tiles at
@@ -117,10 +120,42 @@ def load_block(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows, k_
     return smem, (at_row, at_k)
 
 
+def tma_ok(view, rows, k):
+    """dmma_cuda.cpp's fp64_tma_operand (view = (base, row_stride, k_stride) in elements of a
+    16-byte aligned buffer): K-contiguous, a 16-byte aligned base, and (more than one row) a row
+    stride of whole 16-byte steps that keeps rows apart."""
+    base, row_stride, k_stride = view[:3]
+    if k > 1 and k_stride != 1:
+        return False
+    if rows > 1 and (row_stride % 2 or row_stride < k):
+        return False
+    return base % 2 == 0
+
+
+def load_block_tma(mem, base, row_stride, k_stride, rows, k, row0, kb, tile_rows):
+    """TmaBlocks::issue's boxes as TMA places them: tile_rows rows of BK doubles (one 128-byte line
+    each), 16-byte chunk c of row r at chunk c ^ (r % 8), zeros past the operand's rows and K."""
+    smem = np.full(tile_rows * BK, np.nan)
+    for r, c in itertools.product(range(tile_rows), range(BK)):
+        rr, kk = row0 + r, kb * BK + c
+        value = mem[base + rr * row_stride + kk * k_stride] if rr < rows and kk < k else 0.0
+        at = r * BK + 2 * ((c // 2) ^ (r % 8)) + c % 2
+        assert np.isnan(smem[at]), "two box elements in one place"
+        smem[at] = value
+    return smem
+
+
+def tma_read(lane, half, q):
+    """TmaBlocks::read's offset of the lane's double of K pair q (A: v / 2, B: v) within a row."""
+    g, t = lane // 4, lane % 4
+    return ((2 * ((4 * (t // 2)) ^ g)) | (t & 1)) ^ (4 * half + 2 * q)
+
+
 def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, rank2k=False, vec=1):
     """The kernel's K loop over tile (tile_m, tile_n) of one problem (a_view/b_view = (base,
     row_stride, k_stride)) in the kernel of orientation fast = (AKFast, BKFast); Rank2K: two passes,
-    the second with the operands' roles swapped (its kernels have AKFast == BKFast). Returns
+    the second with the operands' roles swapped (its kernels have AKFast == BKFast). vec: the
+    copies' width (1, 2), or "tma" (TmaBlocks: both operands K-contiguous). Returns
     for_each_element's (row, col, value) of every thread."""
     row0, col0 = tile_m * BM, tile_n * BN
     warps = WARPS_M * WARPS_N
@@ -129,19 +164,34 @@ def accumulate(a_mem, a_view, b_mem, b_view, m, n, k, tile_m, tile_n, fast, rank
     for kb in range(2 * kblocks if rank2k else kblocks):
         second = rank2k and kb >= kblocks
         (am, av), (bm, bv) = ((b_mem, b_view), (a_mem, a_view)) if second else ((a_mem, a_view), (b_mem, b_view))
-        a_s, (ar, ak) = load_block(am, *av, m, k, row0, kb - kblocks if second else kb, BM, fast[1] if second else fast[0], vec)
-        b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kb - kblocks if second else kb, BN, fast[0] if second else fast[1], vec)
+        kbp = kb - kblocks if second else kb  # the block within its pass
+        if vec == "tma":
+            assert fast == (True, True), "TMA loads of K-contiguous operands"
+            a_s = load_block_tma(am, *av, m, k, row0, kbp, BM)
+            b_s = load_block_tma(bm, *bv, n, k, col0, kbp, BN)
+        else:
+            a_s, (ar, ak) = load_block(am, *av, m, k, row0, kbp, BM, fast[1] if second else fast[0], vec)
+            b_s, (br, bk) = load_block(bm, *bv, n, k, col0, kbp, BN, fast[0] if second else fast[1], vec)
         for warp in range(warps):
             warp_row, warp_col = (warp // WARPS_N) * WARP_M, (warp % WARPS_N) * WARP_N
             for half, i, j in itertools.product(range(2), range(WARP_M // 16), range(WARP_N // 8)):
                 A, B = np.full((16, 8), np.nan), np.full((8, 8), np.nan)  # one DMMA.16x8x8: K columns 8·half + 0..7
+                a_at, b_at = np.zeros((4, 32), dtype=int), np.zeros((2, 32), dtype=int)  # shared-memory offsets
                 for lane in range(32):
                     g, t = lane // 4, lane % 4
                     kc = 8 * half + t
                     for v in range(4):  # a[v] = A(g + 8(v % 2), t + 4(v / 2))
-                        A[g + 8 * (v % 2), t + 4 * (v // 2)] = a_s[(warp_row + 16 * i + g + 8 * (v % 2)) * ar + (kc + 4 * (v // 2)) * ak]
+                        row = warp_row + 16 * i + g + 8 * (v % 2)
+                        a_at[v, lane] = (row * BK + tma_read(lane, half, v // 2) if vec == "tma"
+                                         else row * ar + (kc + 4 * (v // 2)) * ak)
+                        A[g + 8 * (v % 2), t + 4 * (v // 2)] = a_s[a_at[v, lane]]
                     for v in range(2):  # b[v] = B(t + 4v, g)
-                        B[t + 4 * v, g] = b_s[(warp_col + 8 * j + g) * br + (kc + 4 * v) * bk]
+                        row = warp_col + 8 * j + g
+                        b_at[v, lane] = row * BK + tma_read(lane, half, v) if vec == "tma" else row * br + (kc + 4 * v) * bk
+                        B[t + 4 * v, g] = b_s[b_at[v, lane]]
+                if vec == "tma":  # each half-warp's 16 reads in 16 different bank pairs (double-words mod 16)
+                    for at in list(a_at) + list(b_at):
+                        assert len(set(at[:16] % 16)) == 16 and len(set(at[16:] % 16)) == 16, "a bank conflict"
                 assert not np.isnan(A).any() and not np.isnan(B).any(), "a fragment read outside the block, or a hole"
                 D = A @ B
                 for lane in range(32):
@@ -214,7 +264,8 @@ def check_rank2k(rng):
         # general kernel on every operand; each with the copies of one, and of two where the host
         # (launch_dmma_list) allows them
         for fast in sorted({a_view[2] == 1 and b_view[2] == 1, False}):
-            for vec in copy_widths(((a_view, n, fast), (b_view, n, fast)), k):
+            tma = ("tma",) if fast and tma_ok(a_view, n, k) and tma_ok(b_view, n, k) else ()
+            for vec in copy_widths(((a_view, n, fast), (b_view, n, fast)), k) + tma:
                 out = rank2k_problem(a_mem, a_view, b_mem, b_view, n, k, lower, c, alpha, beta, all_tiles, fast, vec)
                 assert np.abs(out - ref).max() < 1e-12 * max(1.0, np.abs(ref).max()), (n, k, ka, kb_, lower, with_c, all_tiles)
                 if not all_tiles:
@@ -373,6 +424,8 @@ def check_tiles(rng, shape):
         # each with the copy widths the host allows
         runs = [(fast, vec) for fast in sorted({(a_view[2] == 1, b_view[2] == 1), (False, False)})
                 for vec in copy_widths(((a_view, m, fast[0]), (b_view, n, fast[1])), k)]
+        if tma_ok(a_view, m, k) and tma_ok(b_view, n, k):  # (the host's TMA test: the loads of TmaBlocks)
+            runs.append(((True, True), "tma"))
         for (fast, vec), tm, tn in itertools.product(runs, range(-(-m // BM)), range(-(-n // BN))):
             out = tile(a_mem, a_view, b_mem, b_view, m, n, k, tm, tn, fast, vec)
             expect = {(r, c) for r in range(tm * BM, min(m, tm * BM + BM)) for c in range(tn * BN, min(n, tn * BN + BN))}
@@ -381,8 +434,9 @@ def check_tiles(rng, shape):
             assert err < 1e-12 * max(1.0, abs(ref).max()), (m, n, k, ka, kb_, tm, tn, err)
             cases += 1
     print(f"{shape}: {cases} tiles over 5 shapes x 25 layout pairs, in the kernel of their orientation and the general "
-          "one, with copies of one and (where the host allows) two: every block element written once, every fragment "
-          "inside its block, every output element stored once and equal to float64's")
+          "one, with copies of one and (where the host allows) two, and TMA loads where it allows those: every block "
+          "element written once, every fragment inside its block and (TMA) free of bank conflicts, every output element "
+          "stored once and equal to float64's")
 
 
 if __name__ == "__main__":
