@@ -330,7 +330,7 @@ def test_syr2k_gradients():
         check(x.grad, r.grad)
 
 
-def tma_lists(op, count):
+def tma_lists(op, count=48):
     """Lists that take the TMA-loading kernels (K-contiguous operands, even K: 16-byte rows) with
     more tiles than resident CTAs and K tails of many lengths, so that a CTA's stage barriers go
     through their phases across tiles and (syr2k) passes."""
@@ -352,7 +352,7 @@ def run_list(op, a, b):
 
 @pytest.mark.parametrize("op", ["gemm", "syr2k"])
 def test_tma_loads_over_many_tiles_per_cta(op):
-    a, b = tma_lists(op, 48)
+    a, b = tma_lists(op)
     poison()
     out, ref = run_list(op, a, b)
     for o, r in zip(out, ref):
@@ -363,8 +363,10 @@ def test_tma_loads_over_many_tiles_per_cta(op):
 @pytest.mark.parametrize("op", ["gemm", "syr2k"])
 def test_tma_list_takes_its_kernel_unless_told(op, monkeypatch):
     """TORCH_GROUPED_FP64_TMA=0 keeps the copying kernel of the same orientation (its K order
-    differs, so the values agree to rounding, not bits); any other value than 0 or 1 is an error."""
-    a, b = tma_lists(op, 4)
+    differs, so the values agree to rounding, not bits); any other value than 0 or 1 is an error.
+    The lists are those test_tma_loads_over_many_tiles_per_cta checks (under compute-sanitizer,
+    where the profiler that tells the kernel does not run)."""
+    a, b = tma_lists(op)
     rank2k = op == "syr2k"
     assert dmma_kernels(lambda: run_list(op, a, b)[0]) == [(rank2k, True, True, False, True)]
     monkeypatch.setenv("TORCH_GROUPED_FP64_TMA", "0")

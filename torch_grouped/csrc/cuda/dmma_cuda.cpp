@@ -62,14 +62,9 @@ struct DmmaListProblem {
 };
 
 // TORCH_GROUPED_FP64_TMA=0 keeps the copying kernels where the TMA ones could run (A/B runs);
-// unset or 1: TMA where the operands allow it. Read per call, so that one process can compare.
-bool fp64_tma_enabled() {
-  const char* v = std::getenv("TORCH_GROUPED_FP64_TMA");
-  if (v == nullptr || *v == '\0') return true;
-  const std::string value(v);
-  TORCH_CHECK_VALUE(value == "0" || value == "1", "TORCH_GROUPED_FP64_TMA must be 0 or 1; got '", value, "'");
-  return value == "1";
-}
+// unset or 1: TMA where the operands allow it (kernel_switch's parsing: read per call, so that
+// one process can compare, and any other value an error).
+bool fp64_tma_enabled() { return kernel_switch("TORCH_GROUPED_FP64_TMA") != KernelSwitch::Never; }
 
 // A K-contiguous operand of rows x k as TMA addresses it, or nothing where it cannot (tma_map.h:
 // a 16-byte aligned base, a row stride of whole 16-byte steps, rows that do not overlap).
