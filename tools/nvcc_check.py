@@ -1,6 +1,9 @@
 """Compile one .cu of the extension for sm_90a with the flags of setup.py and print the resource
 usage (registers, spills, shared memory), without building the whole extension:
     python tools/nvcc_check.py torch_grouped/csrc/cuda/permute_copy.cu [--sass] [--loops]
+--mix OPCODE: per kernel, the instruction mix of the smallest loop whose body issues OPCODE 16 times
+or more (a DMMA kernel's K-block loop: DMMA; a WGMMA one's: HGMMA), opcodes counted without their
+modifiers, so that two builds' K loops compare instruction by instruction.
 --loops: where the spills (STL/LDL) of each kernel sit, by the innermost loop around them whose body
 issues TMA loads, WGMMAs or cp.async (hot_loop_spills): a spill in a loop of a few hundred
 instructions runs every K block, one in a loop of thousands once a tile (a loop is the address range
@@ -27,6 +30,14 @@ _INSTRUCTION = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _BRANCH = re.compile(r"\bBRA[\w.]*\s+(?:\S+,\s*)?0x([0-9a-f]+)")
 
 
+def loops_of(code):
+    """The backward branches' ranges [target, branch] of a kernel's (address, text) list."""
+    for address, text in code:
+        branch = _BRANCH.search(text)
+        if branch and int(branch.group(1), 16) <= address:
+            yield int(branch.group(1), 16), address
+
+
 def hot_loop_spills(sass):
     """Per kernel of a `cuobjdump --dump-sass` text: for each local-memory access (STL/LDL: a
     spill), the innermost hot loop around it — a backward branch's range [target, branch] whose
@@ -37,12 +48,10 @@ def hot_loop_spills(sass):
         name = chunk.split()[0]
         code = [(int(m.group(1), 16), m.group(2)) for m in map(_INSTRUCTION.match, chunk.splitlines()) if m]
         loops = []
-        for address, text in code:
-            branch = _BRANCH.search(text)
-            if branch and int(branch.group(1), 16) <= address:
-                body = [t for a, t in code if int(branch.group(1), 16) <= a <= address]
-                if any(op in t for t in body for op in HOT):
-                    loops.append((int(branch.group(1), 16), address, len(body)))
+        for first, last in loops_of(code):
+            body = [t for a, t in code if first <= a <= last]
+            if any(op in t for t in body for op in HOT):
+                loops.append((first, last, len(body)))
         counts = {}
         for address, text in code:
             if re.search(r"\b(STL|LDL)\b", text):
@@ -62,7 +71,33 @@ def print_hot_loop_spills(sass):
             print(f"  {count:4d} {where}")
 
 
-def main(source, sass=False, loops=False):
+def loop_mix(sass, opcode, least=16):
+    """{kernel: (first, last, Counter of opcodes)} for each kernel's smallest loop issuing `opcode`
+    at least `least` times."""
+    from collections import Counter
+
+    found = {}
+    for chunk in re.split(r"^\s*Function : ", sass, flags=re.M)[1:]:
+        name = chunk.split()[0]
+        code = [(int(m.group(1), 16), m.group(2)) for m in map(_INSTRUCTION.match, chunk.splitlines()) if m]
+        best = None
+        for first, last in loops_of(code):
+            ops = Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0].split(".")[0]
+                          for a, t in code if first <= a <= last)
+            if ops[opcode] >= least and (best is None or sum(ops.values()) < sum(best[2].values())):
+                best = (first, last, ops)
+        if best:
+            found[name] = best
+    return found
+
+
+def print_loop_mix(sass, opcode):
+    for name, (first, last, ops) in loop_mix(sass, opcode).items():
+        print(f"{name[:110]}: loop 0x{first:x}-0x{last:x}, {sum(ops.values())} instructions, {ops[opcode]} {opcode}")
+        print("   " + " ".join(f"{op} {n}" for op, n in ops.most_common()))
+
+
+def main(source, sass=False, loops=False, mix=None):
     home = os.environ.get("CUDA_HOME") or f"/usr/local/cuda-{torch.version.cuda}"
     includes = cpp_extension.include_paths(device_type="cuda") + [os.path.join(home, "include")]
     import cutlass_library  # noqa: F401  (headers for the matmul kernels)
@@ -87,15 +122,18 @@ def main(source, sass=False, loops=False):
     keep = ("error", "Used", "spill", "Compiling entry", "Performance Loss")  # (C7515: serialized WGMMAs)
     lines = [l for l in r.stderr.splitlines() if any(k in l for k in keep)]
     print("\n".join(lines) if r.returncode == 0 else r.stderr[:6000])
-    if r.returncode == 0 and (sass or loops):
+    if r.returncode == 0 and (sass or loops or mix):
         tool = glob.glob(os.path.join(os.path.dirname(__import__("triton").__file__), "backends/nvidia/bin/cuobjdump"))[0]
         dump = subprocess.run([tool, "--dump-sass", out], capture_output=True, text=True).stdout
         if loops:
             print_hot_loop_spills(dump)
+        if mix:
+            print_loop_mix(dump, mix)
         if sass:
             print(dump)
     return r.returncode
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], "--sass" in sys.argv, "--loops" in sys.argv))
+    mix = sys.argv[sys.argv.index("--mix") + 1] if "--mix" in sys.argv else None
+    sys.exit(main(sys.argv[1], "--sass" in sys.argv, "--loops" in sys.argv, mix))
