@@ -1,34 +1,42 @@
 """fp64 syr2k on cuBLAS's path (dsyr2k, then the mirror kernel: TORCH_GROUPED_FP64_KERNELS=0)
 against the DMMA kernel (=1), on big problems of small K, where the mirror's n² elements might
 outweigh the kernel's slower rate (benchmarks/NOTES.md, session 40: they did not, by 3-17%).
-Interleaved rounds, do_bench medians in µs.
+Interleaved rounds, do_bench medians in µs; `dsyr2k` alone beside them (benchmarks/cublas_syr2k.py),
+so that the cuBLAS path's excess over it is the mirror's cost in the same run.
     python tools/probe_syr2k_paths.py [--rounds 5]"""
 import argparse
 import os
 import statistics
+import sys
 
 import torch
 from triton.testing import do_bench
 
 import torch_grouped as tg
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+import cublas_syr2k  # noqa: E402
+
 SHAPES = [(4096, 256), (4096, 512), (4096, 1024), (8192, 256), (8192, 512), (8192, 1024), (8192, 2048),
-          (16384, 256)]
+          (16384, 256), (4096, 4096), (2048, 8192)]
 PATHS = {"cuBLAS path": "0", "kernel": "1"}
 
 
 def main(rounds):
     data = {s: torch.randn(*s, device="cuda", dtype=torch.float64) for s in SHAPES}
-    times = {(s, p): [] for s in SHAPES for p in PATHS}
+    times = {(s, p): [] for s in SHAPES for p in [*PATHS, "dsyr2k"]}
     for _ in range(rounds):  # (rounds interleaved, so that the GPU's clocks fall on both alike)
         for s in SHAPES:
             a = data[s]
             for path, setting in PATHS.items():
                 os.environ["TORCH_GROUPED_FP64_KERNELS"] = setting
                 times[s, path].append(1000 * do_bench(lambda: tg.syr2k([a], [a]), warmup=5, rep=40))
+            out = torch.empty(s[0], s[0], device="cuda", dtype=torch.float64)
+            times[s, "dsyr2k"].append(1000 * do_bench(lambda: cublas_syr2k.syr2k_lower(a, a, out), warmup=5, rep=40))
     for s in SHAPES:
-        blas, kernel = (statistics.median(times[s, p]) for p in PATHS)
-        print(f"n{s[0]} k{s[1]}: cuBLAS path {blas:.1f} µs, kernel {kernel:.1f} µs, kernel / cuBLAS {kernel / blas:.3f}")
+        blas, kernel, alone = (statistics.median(times[s, p]) for p in [*PATHS, "dsyr2k"])
+        print(f"n{s[0]} k{s[1]}: cuBLAS path {blas:.1f} µs (dsyr2k alone {alone:.1f}, the mirror {blas - alone:.1f}), "
+              f"kernel {kernel:.1f} µs, kernel / cuBLAS path {kernel / blas:.3f}, kernel / dsyr2k {kernel / alone:.3f}")
 
 
 if __name__ == "__main__":
