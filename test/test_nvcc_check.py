@@ -1,4 +1,4 @@
-"""tools/nvcc_check.py --loops: where a kernel's spills sit, read from cuobjdump's SASS text (no GPU,
+"""tools/nvcc_check.py --loops and --mix: where a kernel's spills sit and what its K loop issues, read from cuobjdump's SASS text (no GPU,
 no nvcc: the parser alone, on a hand-made listing in cuobjdump's format)."""
 import importlib.util
 import pathlib
@@ -42,3 +42,15 @@ def test_branch_forms_and_forward_branches():
     # BRA.U.ANY and BRA.DIV's register operand are read; a forward branch makes no loop
     code = ["LDGSTS.E [R2], [R4.64]", "LDL R5, [R1]", "@P0 BRA.U.ANY 0x0", "BRA.DIV UR8, 0x60", "STL [R1], R5", "EXIT", "EXIT"]
     assert nvcc_check.hot_loop_spills(listing("k", code)) == {"k": {(0x0, 0x20, 3): 1, None: 1}}
+
+
+def test_loop_mix_takes_the_smallest_loop_with_enough_of_the_opcode():
+    # a K loop of two DMMAs inside a tile loop: with least=2 the inner loop's mix, predicates and
+    # modifiers stripped (the filler slot `@!UPT UIADD3` counts as UIADD3); with least=3 none
+    body = ["DMMA.16x8x8 R8, R16, R24, R8", "@!UPT UIADD3 URZ, URZ, URZ, URZ", "@!P0 LDS.64 R16, [R4]",
+            "DMMA.16x8x8 R12, R16, R26, R12", "@P1 BRA 0x10"]
+    code = ["MOV R3, RZ", *body, "STG.E.64 [R2], R8", "@P2 BRA 0x0", "EXIT"]
+    first, last, ops = nvcc_check.loop_mix(listing("k", code), "DMMA", least=2)["k"]
+    assert (first, last) == (0x10, 0x50)
+    assert dict(ops) == {"DMMA": 2, "UIADD3": 1, "LDS": 1, "BRA": 1}
+    assert nvcc_check.loop_mix(listing("k", code), "DMMA", least=3) == {}
