@@ -1,5 +1,6 @@
-"""tools/nvcc_check.py --loops and --mix: where a kernel's spills sit and what its K loop issues, read from cuobjdump's SASS text (no GPU,
-no nvcc: the parser alone, on a hand-made listing in cuobjdump's format)."""
+"""tools/nvcc_check.py --loops and --mix: where a kernel's spills sit and what its K loop issues,
+read from cuobjdump's SASS text (no GPU, no nvcc: the parser alone, on a hand-made listing in
+cuobjdump's format)."""
 import importlib.util
 import pathlib
 
