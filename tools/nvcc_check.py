@@ -14,6 +14,7 @@ pass that tree's .cu as well, since a .cu's own relative includes ("../kernels/.
 """
 import glob
 import os
+from collections import Counter
 import re
 import subprocess
 import sys
@@ -74,8 +75,6 @@ def print_hot_loop_spills(sass):
 def loop_mix(sass, opcode, least=16):
     """{kernel: (first, last, Counter of opcodes)} for each kernel's smallest loop issuing `opcode`
     at least `least` times."""
-    from collections import Counter
-
     found = {}
     for chunk in re.split(r"^\s*Function : ", sass, flags=re.M)[1:]:
         name = chunk.split()[0]

@@ -2,7 +2,8 @@
 against the DMMA kernel (=1), on big problems of small K, where the mirror's n² elements might
 outweigh the kernel's slower rate (benchmarks/NOTES.md, session 40: they did not, by 3-17%).
 Interleaved rounds, do_bench medians in µs; `dsyr2k` alone beside them (benchmarks/cublas_syr2k.py),
-so that the cuBLAS path's excess over it is the mirror's cost in the same run.
+so that the cuBLAS path's excess over it (the mirror, and whatever else moves between the two
+calls: benchmarks/NOTES.md, session 42) shows in the same run.
     python tools/probe_syr2k_paths.py [--rounds 5]"""
 import argparse
 import os
@@ -35,7 +36,7 @@ def main(rounds):
             times[s, "dsyr2k"].append(1000 * do_bench(lambda: cublas_syr2k.syr2k_lower(a, a, out), warmup=5, rep=40))
     for s in SHAPES:
         blas, kernel, alone = (statistics.median(times[s, p]) for p in [*PATHS, "dsyr2k"])
-        print(f"n{s[0]} k{s[1]}: cuBLAS path {blas:.1f} µs (dsyr2k alone {alone:.1f}, the mirror {blas - alone:.1f}), "
+        print(f"n{s[0]} k{s[1]}: cuBLAS path {blas:.1f} µs (dsyr2k alone {alone:.1f}, excess {blas - alone:.1f}), "
               f"kernel {kernel:.1f} µs, kernel / cuBLAS path {kernel / blas:.3f}, kernel / dsyr2k {kernel / alone:.3f}")
 
 
