@@ -4,7 +4,9 @@ outweigh the kernel's slower rate (benchmarks/NOTES.md, session 40: they did not
 Interleaved rounds, do_bench medians in µs; `dsyr2k` alone beside them (benchmarks/cublas_syr2k.py),
 so that the cuBLAS path's excess over it (the mirror, and whatever else moves between the two
 calls: benchmarks/NOTES.md, session 42) shows in the same run.
-    python tools/probe_syr2k_paths.py [--rounds 5]"""
+    python tools/probe_syr2k_paths.py [--rounds 5] [--kernel-only]
+--kernel-only: the kernel alone on each shape (median µs), for A/B runs of two builds of it
+(TORCH_GROUPED_FP64_TILE picks its tile)."""
 import argparse
 import os
 import statistics
@@ -21,6 +23,15 @@ import cublas_syr2k  # noqa: E402
 SHAPES = [(4096, 256), (4096, 512), (4096, 1024), (8192, 256), (8192, 512), (8192, 1024), (8192, 2048),
           (16384, 256), (4096, 4096), (2048, 8192)]
 PATHS = {"cuBLAS path": "0", "kernel": "1"}
+
+
+def kernel_only(rounds):
+    os.environ["TORCH_GROUPED_FP64_KERNELS"] = "1"
+    data = {s: torch.randn(*s, device="cuda", dtype=torch.float64) for s in SHAPES}
+    times = {s: [1000 * do_bench(lambda: tg.syr2k([data[s]], [data[s]]), warmup=5, rep=40) for _ in range(rounds)]
+             for s in SHAPES}
+    for s in SHAPES:
+        print(f"n{s[0]} k{s[1]}: kernel {statistics.median(times[s]):.1f} µs")
 
 
 def main(rounds):
@@ -43,4 +54,6 @@ def main(rounds):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    main(parser.parse_args().rounds)
+    parser.add_argument("--kernel-only", action="store_true", help="the kernel alone (A/B runs of two builds)")
+    args = parser.parse_args()
+    (kernel_only if args.kernel_only else main)(args.rounds)
