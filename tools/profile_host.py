@@ -1,7 +1,7 @@
 """Where the time of one small call goes: host (wall clock of the call without a sync) against the
 GPU kernels (torch.profiler), ours beside the PyTorch call a user would make, for the cases where
 the host decides the speed (many small groups, small odd matmuls, tiny permutations).
-    python tools/profile_host.py [name filter]"""
+    python tools/profile_host.py [name filter]   ("autocast": what the autocast layer adds)"""
 import sys
 import time
 
@@ -86,6 +86,27 @@ def list_call_parts(groups=128, m=64, n=512, k=512):
         print(f"  {name:50s} {host_us(fn):8.1f}")
 
 
+def autocast_parts():
+    """What the Python autocast kernel (torch_grouped/_autocast.py) adds to a call's host time:
+    the same calls outside and inside torch.autocast, with inputs already bf16 (nothing to cast)
+    and with fp32 weights (a cast per call), beside torch.mm's C++ autocast."""
+    x, w = rand(256, 512), rand(8, 512, 512)
+    w32, offs = w.float(), torch.arange(1, 9, device="cuda", dtype=torch.int32) * 32
+    a, b = [rand(64, 512) for _ in range(128)], [rand(512, 512) for _ in range(128)]
+    calls = {
+        "grouped_mm bf16": lambda: tg.grouped_mm(x, w, offs),
+        "grouped_mm bf16 x, fp32 w (cast)": lambda: tg.grouped_mm(x, w32, offs),
+        "gemm 128 x 64x512x512 bf16": lambda: tg.gemm(a, b),
+        "torch.mm bf16": lambda: torch.mm(x, w[0]),
+    }
+    print("host us per call, outside / inside torch.autocast('cuda', bfloat16):")
+    for name, fn in calls.items():
+        outside = host_us(fn) if "cast)" not in name else float("nan")  # (mixed dtypes: only under autocast)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            inside = host_us(fn)
+        print(f"  {name:40s} {outside:8.1f} {inside:8.1f}")
+
+
 def profile(fn, reps=5):
     acts = [torch.profiler.ProfilerActivity.CUDA, torch.profiler.ProfilerActivity.CPU]
     with torch.profiler.profile(activities=acts, acc_events=True) as prof:
@@ -106,6 +127,8 @@ def main():
     wanted = sys.argv[1] if len(sys.argv) > 1 else ""
     if wanted in "gemm list parts":
         list_call_parts()
+    if wanted in "autocast":
+        autocast_parts()
     for name, ours, peer in cases():
         if wanted not in name:
             continue
