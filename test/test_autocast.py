@@ -1,4 +1,4 @@
-"""The matmul ops under torch.autocast (torch_grouped/_autocast.py): the same results, bit for bit,
+"""The matmul ops under torch.autocast (csrc/common/autocast.cpp): the same results, bit for bit,
 as the op called on inputs cast by hand; gradients that reach fp32 leaves in fp32; fp64 inputs,
 out_dtype and the layout ops left alone; mixed bf16 / fp32 inputs accepted only under autocast;
 and a compiled MoE layer under autocast as eager runs it."""

@@ -87,7 +87,7 @@ def list_call_parts(groups=128, m=64, n=512, k=512):
 
 
 def autocast_parts():
-    """What the Python autocast kernel (torch_grouped/_autocast.py) adds to a call's host time:
+    """What the autocast kernels (csrc/common/autocast.cpp) add to a call's host time:
     the same calls outside and inside torch.autocast, with inputs already bf16 (nothing to cast)
     and with fp32 weights (a cast per call), beside torch.mm's C++ autocast."""
     x, w = rand(256, 512), rand(8, 512, 512)
