@@ -1,5 +1,6 @@
-"""Every op under torch.compile(fullgraph=True), with static and dynamic shapes, over its shared
-samples; and a small MoE layer, forward and backward, compiled with dynamic shapes."""
+"""Every op under torch.compile(fullgraph=True), with static and dynamic shapes, and through
+torch.export, over its shared samples; and a small MoE layer, forward and backward, compiled with
+dynamic shapes, and exported with a dynamic token count."""
 import pytest
 import torch
 from torch.utils._pytree import tree_flatten
@@ -27,6 +28,33 @@ def test_op_compiles_fullgraph(op, dynamic, device):
         compiled = torch.compile(lambda *args: op.api(*args, **s.kwargs), fullgraph=True,
                                  dynamic=dynamic, backend="aot_eager")
         out, ref = tree_flatten(compiled(*s.args))[0], tree_flatten(op.api(*s.args, **s.kwargs))[0]
+        assert len(out) == len(ref), s
+        for o, r in zip(out, ref):
+            torch.testing.assert_close(o, r, msg=lambda m: f"{s}: {m}")
+
+
+class _Call(torch.nn.Module):
+    """One sample's call as a module (torch.export takes modules)."""
+
+    def __init__(self, api, kwargs):
+        super().__init__()
+        self.api, self.kwargs = api, kwargs
+
+    def forward(self, *args):
+        return self.api(*args, **self.kwargs)
+
+
+@pytest.mark.parametrize("op", OPS, ids=str)
+def test_op_exports(op, device):
+    """torch.export (the deployment path: AOTInductor, ExecuTorch) keeps the op as one node
+    of the graph, and the exported program computes what eager does."""
+    for s in op.samples(torch.float32, device):
+        leaves, _ = tree_flatten(s.args)
+        if not any(isinstance(x, torch.Tensor) and x.numel() for x in leaves):
+            continue  # nothing to trace (the Python API answers empty calls itself)
+        program = torch.export.export(_Call(op.api, s.kwargs), s.args)
+        assert any(n.target == op.overload for n in program.graph.nodes), s
+        out, ref = tree_flatten(program.module()(*s.args))[0], tree_flatten(op.api(*s.args, **s.kwargs))[0]
         assert len(out) == len(ref), s
         for o, r in zip(out, ref):
             torch.testing.assert_close(o, r, msg=lambda m: f"{s}: {m}")
@@ -68,6 +96,17 @@ def test_moe_layer_forward_backward_dynamic(backend, device):
         for g, e in zip([p.grad for p in model.parameters() if p.grad is not None], eager_grads):
             torch.testing.assert_close(g, e)
         model.zero_grad()
+
+
+def test_moe_layer_exports_with_dynamic_tokens(device):
+    torch.manual_seed(2)
+    model = MoE(4, 16, 32).to(device)
+    x = torch.randn(24, 16, device=device)
+    program = torch.export.export(model, (x,), dynamic_shapes={"x": {0: torch.export.Dim("tokens", min=2, max=4096)}})
+    assert sum(n.target == torch.ops.grouped.grouped_mm.default for n in program.graph.nodes) == 2
+    for tokens in (24, 37, 5):
+        x = torch.randn(tokens, 16, device=device)
+        torch.testing.assert_close(program.module()(x), model(x))
 
 
 @pytest.mark.gpu
