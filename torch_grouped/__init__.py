@@ -1,7 +1,9 @@
 """torch_grouped: grouped GEMM, grouped SYR2K, Stream-K matmul and layout transforms.
 
 Each op is a ``torch.library`` custom op under ``torch.ops.grouped.*`` with a fake implementation
-(for ``torch.compile``) and autograd; the functions below are the documented Python API.
+(for ``torch.compile`` and ``torch.export``) and autograd; the functions below are the documented
+Python API. Under ``torch.autocast`` the matmul ops cast their floating inputs (but fp64) to the
+autocast dtype, as ``torch.mm`` does (csrc/common/autocast.cpp).
 """
 import torch  # noqa: F401  (loads libtorch before our extension)
 
