@@ -1,7 +1,8 @@
 """The matmul ops under torch.autocast (csrc/common/autocast.cpp): the same results, bit for bit,
 as the op called on inputs cast by hand; gradients that reach fp32 leaves in fp32; fp64 inputs,
 out_dtype and the layout ops left alone; mixed bf16 / fp32 inputs accepted only under autocast;
-and a compiled MoE layer under autocast as eager runs it."""
+and a compiled MoE layer under autocast as eager runs it (each op compiled under autocast:
+test_compile.py)."""
 import pytest
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
@@ -107,25 +108,6 @@ def test_mixed_activations_and_weights(device):
     assert torch.equal(out, tg.grouped_mm(x, w.detach().bfloat16(), offs))
     out.float().sum().backward()
     assert w.grad.dtype == torch.float32 and w.grad.abs().sum() > 0
-
-
-@pytest.mark.parametrize("op", MATMUL_OPS, ids=str)
-def test_ops_compile_under_autocast(op, device):
-    """Each op's samples compiled (fullgraph, dynamic shapes) and run under autocast: the casts
-    traced into the graph, the results those of eager autocast."""
-    for s in op.samples(torch.float32, device):
-        if not any(isinstance(x, torch.Tensor) for x in tree_flatten(s.args)[0]):
-            continue
-        torch._dynamo.reset()
-        compiled = torch.compile(lambda *args: op.api(*args, **s.kwargs), fullgraph=True, dynamic=True,
-                                 backend="aot_eager")
-        with torch.autocast(device, dtype=torch.bfloat16):
-            out, ref = tree_flatten(compiled(*s.args))[0], tree_flatten(op.api(*s.args, **s.kwargs))[0]
-        assert len(out) == len(ref), s
-        for o, r in zip(out, ref):
-            assert o.dtype == r.dtype == torch.bfloat16, s
-            torch.testing.assert_close(o, r, msg=lambda m: f"{s}: {m}")
-    torch._dynamo.reset()
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])

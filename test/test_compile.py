@@ -17,9 +17,12 @@ def _fresh_dynamo():
     torch._dynamo.reset()
 
 
+@pytest.mark.parametrize("autocast", [False, True], ids=["eager_dtypes", "autocast"])
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("op", OPS, ids=str)
-def test_op_compiles_fullgraph(op, dynamic, device):
+def test_op_compiles_fullgraph(op, dynamic, autocast, device):
+    """Compiled as eager runs it; under bf16 autocast too (the casts traced into the graph, and
+    assert_close's dtype check holds the compiled output to eager autocast's: test_autocast.py)."""
     for s in op.samples(torch.float32, device):
         leaves, _ = tree_flatten(s.args)
         if not any(isinstance(x, torch.Tensor) for x in leaves):
@@ -27,7 +30,8 @@ def test_op_compiles_fullgraph(op, dynamic, device):
         torch._dynamo.reset()  # each sample is its own program, not a recompilation
         compiled = torch.compile(lambda *args: op.api(*args, **s.kwargs), fullgraph=True,
                                  dynamic=dynamic, backend="aot_eager")
-        out, ref = tree_flatten(compiled(*s.args))[0], tree_flatten(op.api(*s.args, **s.kwargs))[0]
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
+            out, ref = tree_flatten(compiled(*s.args))[0], tree_flatten(op.api(*s.args, **s.kwargs))[0]
         assert len(out) == len(ref), s
         for o, r in zip(out, ref):
             torch.testing.assert_close(o, r, msg=lambda m: f"{s}: {m}")

@@ -25,9 +25,13 @@ SHAPES = [(4096, 256), (4096, 512), (4096, 1024), (8192, 256), (8192, 512), (819
 PATHS = {"cuBLAS path": "0", "kernel": "1"}
 
 
+def inputs():
+    return {s: torch.randn(*s, device="cuda", dtype=torch.float64) for s in SHAPES}
+
+
 def kernel_only(rounds):
     os.environ["TORCH_GROUPED_FP64_KERNELS"] = "1"
-    data = {s: torch.randn(*s, device="cuda", dtype=torch.float64) for s in SHAPES}
+    data = inputs()
     times = {s: [1000 * do_bench(lambda: tg.syr2k([data[s]], [data[s]]), warmup=5, rep=40) for _ in range(rounds)]
              for s in SHAPES}
     for s in SHAPES:
@@ -35,7 +39,7 @@ def kernel_only(rounds):
 
 
 def main(rounds):
-    data = {s: torch.randn(*s, device="cuda", dtype=torch.float64) for s in SHAPES}
+    data = inputs()
     times = {(s, p): [] for s in SHAPES for p in [*PATHS, "dsyr2k"]}
     for _ in range(rounds):  # (rounds interleaved, so that the GPU's clocks fall on both alike)
         for s in SHAPES:
