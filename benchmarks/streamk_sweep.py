@@ -96,8 +96,8 @@ def saved_tile(data, m, n, k):
     """The tile of a record saved without one: the fixed rule, or the tile TORCH_GROUPED_STREAMK_TILE
     forced (the sweep's "streamk_tile")."""
     gpu = data["device_kind"] == "cuda"
-    forced = {"128x128": 128, "128x256": 256}.get(data.get("streamk_tile", "")) if gpu else None
-    return (128, forced, 64) if forced else fixed_rule_tile(gpu, n)
+    forced = {"128x128": (128, 128), "128x256": (128, 256), "192x128": (192, 128)}.get(data.get("streamk_tile", "")) if gpu else None
+    return (*forced, 64) if forced else fixed_rule_tile(gpu, n)
 
 
 def features(m, n, k, tile_mnk, decomposition, splits, grid, walk=None):
@@ -298,7 +298,7 @@ def main(argv=None):
     parser.add_argument("--shapes", default="", help="MxNxK,... instead of the built-in list")
     parser.add_argument("--out", default=None, help="save the measurements as JSON (for calibrate_streamk.py)")
     parser.add_argument("--rep", type=int, default=100, help="ms of timed calls per configuration (GPU)")
-    parser.add_argument("--tile", choices=("128x256", "128x128"), default=None,
+    parser.add_argument("--tile", choices=("128x256", "128x128", "192x128"), default=None,
                         help="sweep this tile's plans (TORCH_GROUPED_STREAMK_TILE); default: auto's tile per shape")
     args = parser.parse_args(argv)
     if args.tile:

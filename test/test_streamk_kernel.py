@@ -223,6 +223,30 @@ def test_forced_narrow_tile(monkeypatch, decomposition, m, n, k):
     check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
 
 
+TALL_SHAPES = [
+    (1664, 1664, 4096),  # 9 x 13 tiles: one wave, the last row of tiles a third full
+    (200, 300, 20000),   # M just past one tile, N off the tile: every tile cut over long K
+    (576, 1000, 64),     # one K block, M a whole number of tiles
+    (8, 8, 8),           # a single partial tile
+    (130, 250, 1000),    # M, N, K all off the tile; rows of 250 elements: unaligned stores
+]
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k", TALL_SHAPES)
+def test_forced_tall_tile(monkeypatch, decomposition, m, n, k):
+    """TORCH_GROUPED_STREAMK_TILE=192x128 (three consumer warpgroups, each with its own fixup
+    counter): correct on every decomposition, in both dtypes and B layouts, fully written, and
+    bitwise repeatable."""
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "192x128")
+    for dtype, b_n_major in ((torch.bfloat16, True), (torch.float16, False)):
+        a, b = operands(m, n, k, dtype, b_n_major)
+        poison()
+        out = tg.streamk_mm(a, b, decomposition=decomposition, splits=3)
+        check(out, a, b)
+        assert torch.equal(out, tg.streamk_mm(a, b, decomposition=decomposition, splits=3))
+
+
 @pytest.mark.parametrize("m, n, k", [(708, 830, 140), (300, 1000, 512), (4096, 4096, 1024), (200, 120, 9000)])
 def test_auto_tile_takes_its_kernel(m, n, k):
     """`auto` picks the tile per shape (the calibrated model; 128 x 128 where N <= 128), and every
@@ -281,12 +305,19 @@ def test_tile_of_empty_problems(m, n, k):
 def test_forced_tile_takes_its_kernel(monkeypatch):
     """TORCH_GROUPED_STREAMK_TILE runs the kernel it names; another value is an error."""
     a, b = operands(300, 1000, 512)
-    for tile, kernel in (("128x128", "bfloat16_t, 128, 128,"), ("128x256", "bfloat16_t, 128, 256,")):
+    for tile in ("128x128", "128x256", "192x128"):
         monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", tile)
+        tile_m, tile_n = map(int, tile.split("x"))
+        assert torch.ops.grouped._streamk_tile(a, b)[:2] == [tile_m, tile_n]
         names = kernels_launched(lambda: tg.streamk_mm(a, b))
-        assert any(kernel in name for name in names), names
+        assert any(f"bfloat16_t, {tile_m}, {tile_n}," in name for name in names), names
+    # (a 192-row tile where the operands would be read by row copies: K = 140, 280-byte rows)
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "192x128")
+    a, b = operands(708, 830, 140)
+    names = kernels_launched(lambda: check(tg.streamk_mm(a, b), a, b))
+    assert any("bfloat16_t, 192, 128," in name for name in names), names
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "64x128")
-    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '64x128'"):
+    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_TILE must be 128x128, 128x256 or 192x128; got '64x128'"):
         tg.streamk_mm(a, b)
 
 

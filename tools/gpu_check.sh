@@ -4,13 +4,14 @@
 # read the SASS, run the tests (GPU ones included), compute-sanitizer on the GPU kernels' tests,
 # and the benchmarks. Everything lands in $OUT (default ./gpu_out):
 #   gpu_check.log  the whole log          results.json  benchmark results      plots.tar  PNG plots
-#   pytest.log     the tests               _C.abi3.so.gz, build.sha  the build, to carry in .device/ next time
+#   pytest.log     the tests               _C.abi3.so.xz, build.sha  the build, to carry in .device/ next time
+#                  (xz, not gzip: gzip's 16 MB passed the device's 16 MiB limit on files coming back, session 43)
 # Environment: BENCH_OPS (default all), SANITIZE (pytest -k expression, default $DEFAULT_SANITIZE below,
 #              made of the SANITIZE_AREAS given: layout rank2k streamk grouped),
 #              RACECHECK (the expression for racecheck, default $SANITIZE or else $DEFAULT_RACECHECK, by the same areas),
 #              SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TIMEOUT (s per tool, default 300), TEST_TIMEOUT (s per test file, default 240), TESTS (test files, default test/test_*.py), SKIP_TESTS=1, SKIP_SANITIZE=1, SKIP_BENCH=1, SKIP_SASS=1 (host-only changes: ~65 s),
 #              SWEEP (sections of tools/sweep_tiles.py to run last, e.g. wgrad; SWEEP_TIMEOUT s, default 200),
-#              AB (an A/B of this build against AB_BASE, default .device/base.so.gz: tools/time_cases.py
+#              AB (an A/B of this build against AB_BASE, default .device/base.so.xz: tools/time_cases.py
 #              argument lists separated by ';', each optionally led by NAME=value settings of its
 #              environment, run AB_ROUNDS times (default 2), each build in turn).
 set -uo pipefail
@@ -55,15 +56,21 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 
+# The builds travel compressed: xz where the machine has it, else Python's lzma (same format);
+# a .gz from older sessions is still read.
+pack() { if command -v xz >/dev/null; then xz -T0 -6 -c "$1"; else python3 -c 'import lzma,sys; sys.stdout.buffer.write(lzma.compress(open(sys.argv[1],"rb").read()))' "$1"; fi; }
+unpack() { case "$1" in *.gz) gunzip -c "$1" ;; *) python3 -c 'import lzma,sys; sys.stdout.buffer.write(lzma.decompress(open(sys.argv[1],"rb").read()))' "$1" ;; esac; }
+carried=$(ls .device/_C.abi3.so.xz .device/_C.abi3.so.gz 2>/dev/null | head -1)
+
 step "build"
 # The image's default g++ (/opt/gcc/bin, a wrapper) links a static libstdc++ into the extension,
 # a second copy beside the shared one torch uses: formatting a number in an error message then
 # crashes inside the extension (seen on the H100 image, 2026-11-22). Build with the system g++.
 if [ -x /usr/bin/g++ ]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi
 sha=$(cat setup.py $(find torch_grouped/csrc -type f | LC_ALL=C sort) | sha256sum | cut -c1-16)  # (C order: the same on every machine)
-if [ -f .device/_C.abi3.so.gz ] && [ "$(cat .device/build.sha 2>/dev/null)" = "$sha" ]; then
+if [ -n "$carried" ] && [ "$(cat .device/build.sha 2>/dev/null)" = "$sha" ]; then
   echo "sources unchanged ($sha): reusing the carried build"
-  gunzip -c .device/_C.abi3.so.gz > torch_grouped/_C.abi3.so
+  unpack "$carried" > torch_grouped/_C.abi3.so
 else
   t0=$(date +%s)
   TORCH_GROUPED_CUDA=1 python3 setup.py build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
@@ -75,7 +82,7 @@ else
   echo "kernels with serialized WGMMAs (ptxas C7515, want 0): $(grep -c C7515 "$OUT/build.log")"
 fi
 echo "libstdc++ symbols defined inside the extension (want 0): $(nm -D --defined-only torch_grouped/_C.abi3.so | grep -c '_ZNSo9_M_insert')"
-gzip -1 -c torch_grouped/_C.abi3.so > "$OUT/_C.abi3.so.gz" && echo "$sha" > "$OUT/build.sha"
+pack torch_grouped/_C.abi3.so > "$OUT/_C.abi3.so.xz" && echo "$sha" > "$OUT/build.sha"
 
 step "SASS: matrix instructions per kernel"
 if [ "${SKIP_SASS:-0}" = 1 ]; then echo "skipped (SKIP_SASS=1)"; else
@@ -123,8 +130,8 @@ fi
 if [ -n "${AB:-}" ]; then
   # One process per build and argument list, the builds interleaved, so that the GPU's clocks
   # and temperature fall on both alike; the build under test goes back in place at the end.
-  step "A/B: ${AB_BASE:-.device/base.so.gz} (base) against this build (new), ${AB_ROUNDS:-2} rounds"
-  cp torch_grouped/_C.abi3.so /tmp/new.so && gunzip -c "${AB_BASE:-.device/base.so.gz}" > /tmp/base.so || exit 1
+  step "A/B: ${AB_BASE:-.device/base.so.xz} (base) against this build (new), ${AB_ROUNDS:-2} rounds"
+  cp torch_grouped/_C.abi3.so /tmp/new.so && unpack "${AB_BASE:-.device/base.so.xz}" > /tmp/base.so || exit 1
   IFS=';' read -ra ab_lists <<< "$AB"
   for round in $(seq ${AB_ROUNDS:-2}); do
     for build in base new; do

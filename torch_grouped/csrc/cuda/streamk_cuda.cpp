@@ -34,7 +34,6 @@
 namespace torch_grouped {
 namespace {
 
-using kernels::kStreamKConsumers;
 using kernels::kStreamKTileM;
 
 // The models of this GPU (streamk_mm's fitted by benchmarks/calibrate_streamk.py, or those of a
@@ -60,8 +59,10 @@ StreamKModels models_for(int device) {
   // (a tile's variable replaces both of its models: a refit tried without a rebuild holds everywhere)
   const auto wide = [](const sched::StreamKModel& m) { return streamk_model_from_env(m); };
   const auto narrow = [](const sched::StreamKModel& m) { return streamk_model_from_env(m, kStreamKNarrowModelVariable); };
+  sched::StreamKModel tall = wide(fitted.wide);
+  tall.c *= 0.75;
   return {wide(fitted.wide), narrow(fitted.narrow), streamk_model_from_env(fitted.rows, kStreamKRowsModelVariable),
-          fitted.rank2k, wide(fitted.wide_unaligned), narrow(fitted.narrow_unaligned)};
+          fitted.rank2k, wide(fitted.wide_unaligned), narrow(fitted.narrow_unaligned), tall};
 }
 
 }  // namespace
@@ -77,29 +78,39 @@ const StreamKModels& cached_models(int device) {
 
 namespace {
 
-// The tile's width for an m x n x k product on `grid` CTAs: 128 when the output is at most 128
-// wide (half of every 256-wide tile would be padding), else the one whose best plan the model
-// predicts fastest (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel
-// reads and writes in place, see in_place_shape), the same for every decomposition of the shape.
-// TORCH_GROUPED_STREAMK_TILE=128x128|128x256 forces one, for the benchmarks' sweeps of each tile's
-// plans; unset or empty: the choice above.
-int forced_streamk_tile_n() {  // 0: not forced
+// A Stream-K tile of the kernel: tile_m rows (128, or 192 with three consumer warpgroups) by
+// tile_n columns (128 or 256).
+struct StreamKTile {
+  int m = kStreamKTileM, n = 128;
+  int consumers() const { return m / 64; }  // the consumer warpgroups, each with its fixup counter
+};
+
+// TORCH_GROUPED_STREAMK_TILE=128x128|128x256|192x128 forces streamk_mm's tile (the benchmarks'
+// sweeps of each tile's plans; 192 x 128 runs only so, until `auto` weighs it); unset or empty:
+// none (m = 0).
+StreamKTile forced_streamk_tile() {
   const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
-  if (v == nullptr || *v == '\0') return 0;
+  if (v == nullptr || *v == '\0') return {0, 0};
   const std::string name(v);
-  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256",
-                    "TORCH_GROUPED_STREAMK_TILE must be 128x128 or 128x256; got '", name, "'");
-  return name == "128x128" ? 128 : 256;
+  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256" || name == "192x128",
+                    "TORCH_GROUPED_STREAMK_TILE must be 128x128, 128x256 or 192x128; got '", name, "'");
+  return name == "192x128" ? StreamKTile{192, 128} : StreamKTile{kStreamKTileM, name == "128x128" ? 128 : 256};
 }
 
-int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place) {
-  if (const int forced = forced_streamk_tile_n(); forced > 0) return forced;
-  if (n <= 128 || row_copies) return 128;  // (the row-copy kernel has 128 x 128 tiles)
-  if (m == 0 || k == 0) return 256;  // nothing to run (streamk_mm returns before any plan); no plan to weigh
+// The tile for an m x n x k product on `grid` CTAs: 128 x 128 when the output is at most 128
+// wide (half of every 256-wide tile would be padding), else the one whose best plan the model
+// predicts fastest (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel
+// reads and writes in place, see in_place_shape), the same for every decomposition of the shape;
+// or the one TORCH_GROUPED_STREAMK_TILE forces.
+StreamKTile streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place) {
+  if (const StreamKTile forced = forced_streamk_tile(); forced.m > 0) return forced;
+  if (n <= 128 || row_copies) return {};  // (the row-copy kernel has 128 x 128 tiles)
+  if (m == 0 || k == 0) return {kStreamKTileM, 256};  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
-  const sched::StreamKTileOption options[] = {{256, models.tile_model(256, in_place)}, {128, models.tile_model(128, in_place)}};
-  return static_cast<int>(
-      choose_streamk_tile_cached(options, 2, m, n, k, kStreamKTileM, kTileK, grid, /*may_separate=*/true));
+  const sched::StreamKTileOption options[] = {{256, models.tile_model(kStreamKTileM, 256, in_place)},
+                                              {128, models.tile_model(kStreamKTileM, 128, in_place)}};
+  return {kStreamKTileM, static_cast<int>(choose_streamk_tile_cached(options, 2, m, n, k, kStreamKTileM, kTileK, grid,
+                                                                     /*may_separate=*/true))};
 }
 
 // The operands the row-copy kernel reads in place (kernels/row_copy.cuh), when streamk_mm takes it:
@@ -108,7 +119,7 @@ int streamk_tile_n(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bo
 // tiles, when sched::row_copies_pay says so for the shape and the pieces (an operand TMA cannot
 // address whose rows are only 2-byte aligned still goes through a pitched copy, beside them).
 // TORCH_GROUPED_ROW_COPIES=1 takes them wherever they can read the operands, =0 never (the
-// benchmarks' A/B runs); a forced 128 x 256 tile (TORCH_GROUPED_STREAMK_TILE) copies.
+// benchmarks' A/B runs); a forced tile other than 128 x 128 (TORCH_GROUPED_STREAMK_TILE) copies.
 struct RowCopies {
   std::optional<kernels::RowSource> a, b;
   bool on() const { return a.has_value() || b.has_value(); }
@@ -119,7 +130,8 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   const std::string setting = v == nullptr ? "" : v;
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_ROW_COPIES must be 0 or 1; got '", setting, "'");
-  if (setting == "0" || forced_streamk_tile_n() == 256) return {};
+  const StreamKTile forced = forced_streamk_tile();
+  if (setting == "0" || (forced.m > 0 && !(forced.m == kStreamKTileM && forced.n == 128))) return {};
   RowCopies r;
   const bool a_tma = StagedOperands::addressable(a), b_tma = StagedOperands::addressable(b, k_major);
   if (!a_tma) r.a = StagedOperands::row_source(a);
@@ -165,7 +177,7 @@ struct KernelOperands {
   bool b_k_major = false;
   RowCopies rows;
   bool in_place = true;  // in_place_shape: the tile models of shapes read and written in place
-  int tile_n = 128;
+  StreamKTile tile;
   int64_t k = 0;         // the K the kernel runs
   int k_passes = 1;      // the passes over the operands in it (3xTF32: 3)
   int tile_k = kTileK;   // its K step
@@ -184,7 +196,7 @@ KernelOperands half_operand_shape(const at::Tensor& a, const at::Tensor& b, int 
   o.b_k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
   o.rows = row_copies(a, b, o.b_k_major, grid);
   o.in_place = in_place_shape(a, b, o.b_k_major);
-  o.tile_n = streamk_tile_n(device, m, n, k, grid, o.rows.on(), o.in_place);
+  o.tile = streamk_tile(device, m, n, k, grid, o.rows.on(), o.in_place);
   return o;
 }
 
@@ -199,7 +211,7 @@ KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int devic
   operands.copy(a.device(), stream, keep);
   o.addressable = (ia < 0 || operands[ia]) && (ib < 0 || operands[ib]);
   if (!o.addressable) return o;
-  if (ia >= 0) p.a_map = a_map(*operands[ia], kStreamKTileM, a.scalar_type());
+  if (ia >= 0) p.a_map = a_map(*operands[ia], o.tile.m, a.scalar_type());
   if (ib >= 0) o.b = operands[ib];
   return o;
 }
@@ -228,18 +240,22 @@ KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStrea
 }
 
 // How a call's plan walks its tiles: in 2 x 1 clusters (streamk_clusters, where a clustered
-// kernel exists and the operands are not read by row copies) its tiles are 256-row pairs and its
-// walkers the resident clusters within the grid; else 128-row tiles, one walker per CTA.
+// kernel exists and the operands are not read by row copies: 128-row tiles) its tiles are 256-row
+// pairs and its walkers the resident clusters within the grid; else the kernel's tiles, one walker
+// per CTA.
 struct StreamKWalk {
   int cluster = 1;      // CTAs per walker
   int64_t walkers = 1;  // the plan's grid
-  int64_t plan_tile_m() const { return int64_t{kStreamKTileM} * cluster; }
+  int tile_m = kStreamKTileM;  // a CTA's tile rows
+  int64_t plan_tile_m() const { return int64_t{tile_m} * cluster; }
 };
 
 StreamKWalk streamk_walk(kernels::InputKind input, const KernelOperands& o, int64_t m, int64_t n, int64_t g, int device) {
-  const bool wanted = streamk_clusters(o.in_place, o.tile_n, m, n);  // (first: a bad setting is an error on every call)
-  if (!(wanted && g >= 2 && !o.rows.on() && kernels::streamk_cluster_kernel_exists(input, o.tile_n))) return {1, g};
-  return {2, std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, o.tile_n, device)) / 2};
+  const bool wanted = streamk_clusters(o.in_place, o.tile.n, m, n);  // (first: a bad setting is an error on every call)
+  if (!(wanted && g >= 2 && !o.rows.on() && o.tile.m == kStreamKTileM &&
+        kernels::streamk_cluster_kernel_exists(input, o.tile.n)))
+    return {1, g, o.tile.m};
+  return {2, std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, o.tile.n, device)) / 2, o.tile.m};
 }
 
 }  // namespace
@@ -289,7 +305,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
   const KernelOperands o = tf32 ? tf32_operands(a, b, stream, keep, p) : half_operands(a, b, device, g, stream, keep, p);
   if (!o.addressable) return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
-  const int tile_n = o.tile_n;
+  const int tile_n = o.tile.n;
   // 3xTF32's K loop is three passes over the operands: `auto` chooses as for one pass (see
   // sched::replan_for_k), then that plan runs the whole loop.
   const int64_t passes = o.k_passes, pass_k = o.k / passes;
@@ -301,7 +317,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int64_t walkers = walk.walkers, plan_tile_m = walk.plan_tile_m();
   if (o.b) p.b_map = b_map(*o.b, o.b_k_major, tile_n / cluster, tf32 ? at::kFloat : a.scalar_type());
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
-  const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(tile_n, o.in_place);
+  const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(o.tile.m, tile_n, o.in_place);
   p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, plan_tile_m, tile_n, o.tile_k, walkers,
                                           /*may_separate=*/true);
   if (passes > 1) p.streamk = sched::replan_for_k(p.streamk, m, n, o.k, plan_tile_m, tile_n, o.tile_k, /*may_separate=*/true);
@@ -315,7 +331,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // The epilogue through TMA stores where the output's rows are 16-byte aligned (128 x 256 tiles):
   // the stores drain during the next tile (16384² x 256: 370 -> 314 µs, H100, session 8).
   // (no clustered variant with TMA stores)
-  std::optional<CUtensorMap> c_map = tile_n == 256 && cluster == 1 ? output_map(out, /*by_default=*/true) : std::nullopt;
+  std::optional<CUtensorMap> c_map =
+      tile_n == 256 && o.tile.m == kStreamKTileM && cluster == 1 ? output_map(out, /*by_default=*/true) : std::nullopt;
   if (c_map) p.c_map = *c_map;
 
   // In clusters a slot holds a pair tile, and a tile's counters serve both CTAs' warpgroups.
@@ -325,9 +342,9 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
     workspace = at::empty({slots, plan_tile_m * tile_n}, a.options().dtype(at::kFloat));
     p.workspace = workspace.data_ptr<float>();
     if (!p.streamk.separate_fixup)
-      p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * kStreamKConsumers * cluster, keep);
+      p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * o.tile.consumers() * cluster, keep);
   }
-  kernels::streamk_kernel(input, o.b_k_major, tile_n, c_map.has_value(), o.rows.on(), cluster)(
+  kernels::streamk_kernel(input, o.b_k_major, o.tile.m, tile_n, c_map.has_value(), o.rows.on(), cluster)(
       p, static_cast<int>(p.streamk.grid * cluster), stream);
   if (p.streamk.separate_fixup)
     launch_streamk_reduce(p.streamk, p.workspace, static_cast<int>(plan_tile_m), tile_n, {out.data_ptr(), m, n, n, p.out_kind},
@@ -342,9 +359,11 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   const int64_t g = persistent_grid(device, grid);
   if (a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1))) return {kStreamKTileM, 128, tile_k(at::kFloat)};
   if (!kernel_dtype(a.scalar_type())) {  // cuBLAS runs: the answer of a 16-bit call read in place
-    return {kStreamKTileM, streamk_tile_n(device, a.size(0), b.size(1), a.size(1), g, false, true), kTileK};
+    const StreamKTile tile = streamk_tile(device, a.size(0), b.size(1), a.size(1), g, false, true);
+    return {tile.m, tile.n, kTileK};
   }
-  return {kStreamKTileM, half_operand_shape(a, b, device, g).tile_n, kTileK};
+  const StreamKTile tile = half_operand_shape(a, b, device, g).tile;
+  return {tile.m, tile.n, kTileK};
 }
 
 std::vector<int64_t> streamk_walk_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid) {

@@ -67,6 +67,10 @@ TG_DECLARE(streamk_bf16_128x256_bkmajor_tmastore)
 TG_DECLARE(streamk_bf16_128x256_bnmajor_tmastore)
 TG_DECLARE(streamk_f16_128x256_bkmajor_tmastore)
 TG_DECLARE(streamk_f16_128x256_bnmajor_tmastore)
+TG_DECLARE(streamk_bf16_192x128_bkmajor)
+TG_DECLARE(streamk_bf16_192x128_bnmajor)
+TG_DECLARE(streamk_f16_192x128_bkmajor)
+TG_DECLARE(streamk_f16_192x128_bnmajor)
 TG_DECLARE(streamk_tf32_128x128_bkmajor)
 TG_DECLARE(streamk_bf16_128x128_bkmajor_rowcopy)
 TG_DECLARE(streamk_bf16_128x128_bnmajor_rowcopy)
@@ -194,8 +198,15 @@ int streamk_cluster_resident(InputKind input, bool b_k_major, int tile_n, int de
   return clustered_streamk(input, b_k_major, tile_n).resident(device);
 }
 
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store, bool row_copies,
-                                   int cluster_m) {
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_m, int tile_n, bool tma_store,
+                                   bool row_copies, int cluster_m) {
+  if (tile_m == 192) {
+    TORCH_INTERNAL_ASSERT(input != InputKind::TF32 && tile_n == 128 && !tma_store && !row_copies && cluster_m == 1,
+                          "Stream-K: 192-row tiles only 192x128, bf16 or fp16, without variants or clusters");
+    if (input == InputKind::BFloat16) return b_k_major ? streamk_bf16_192x128_bkmajor : streamk_bf16_192x128_bnmajor;
+    return b_k_major ? streamk_f16_192x128_bkmajor : streamk_f16_192x128_bnmajor;
+  }
+  TORCH_INTERNAL_ASSERT(tile_m == kStreamKTileM, "Stream-K: no kernel with ", tile_m, "-row tiles");
   if (cluster_m != 1) {
     TORCH_INTERNAL_ASSERT(cluster_m == 2 && !tma_store && !row_copies, "Stream-K: no kernel in clusters of ", cluster_m,
                           tma_store ? " with TMA stores" : "", row_copies ? " with row copies" : "");

@@ -52,8 +52,9 @@ GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int 
 // (args.triangle's tile), the B role multicast. TF32 inputs: 128 x 128 tiles without clusters only.
 GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1, int tile_n = 128);
 
-// The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs), B K-major
-// or N-major, one CTA per SM, two consumer warpgroups.
+// The Stream-K kernel (streamk_mm): 128 x tile_n tiles (256, or 128 for narrow outputs) with two
+// consumer warpgroups, or 192 x 128 tiles with three (tile_m = 192: neither variant below, no
+// clusters), B K-major or N-major, one CTA per SM. (syr2k's Stream-K kernel: 128-row tiles.)
 constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
 // `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map);
 // `row_copies` (tile_n 128 only): the variant that reads operands TMA cannot address in place
@@ -65,7 +66,7 @@ constexpr int kStreamKTileM = 128, kStreamKConsumers = 2;
 // (kStreamKConsumers per CTA).
 bool streamk_cluster_kernel_exists(InputKind input, int tile_n);  // (either B layout)
 int streamk_cluster_resident(InputKind input, bool b_k_major, int tile_n, int device);  // CTAs, whole clusters
-GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_n, bool tma_store = false,
+GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_m, int tile_n, bool tma_store = false,
                                    bool row_copies = false, int cluster_m = 1);
 
 }  // namespace torch_grouped::kernels

@@ -121,7 +121,12 @@ struct GroupedGemmConfig {
   static constexpr bool RememberGroup = Mode_ == KernelMode::Grouped;
   static constexpr bool WideProducer = !RowCopies && (Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::Rank2K && BN_ == BM_));
   static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
-  static constexpr int ConsumerRegs = RowCopies ? 200 : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
+  // Three consumers (the Stream-K kernel's 192 x 128 tiles, 64 accumulators a thread): 4 x 128
+  // launch registers leave them 3 x 152 beside the producer's 40 (ptxas: 100 bytes of spill, none
+  // in the K loop; session 43).
+  static constexpr int ConsumerRegs = RowCopies ? 200
+                                      : Consumers == 3 ? 152
+                                      : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
   // setmaxnreg only moves registers within the CTA's launch allocation: the per-thread cap of
   // __launch_bounds__ (a multiple of 8), which ptxas takes whole in these kernels (168 with three
   // warpgroups, 128 with two CTAs of two). A consumer allocation beyond what the producer's release
