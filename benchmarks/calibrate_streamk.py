@@ -12,7 +12,8 @@ what `auto` would choose with the fitted constants (tile and plan) against the b
 configuration.
 
     python benchmarks/calibrate_streamk.py [--sweep FILE.json [FILE.json ...] | --out PREFIX [--rep MS]]
-                                           [--rows FILE.json] [--unaligned FILE.json FILE.json] [--leave-one-out]
+                                           [--rows FILE.json] [--unaligned FILE.json FILE.json]
+                                           [--tall FILE.json [FILE.json FILE.json]] [--leave-one-out]
                                            [--write-header [--header PATH]]
 
 --sweep reads saved sweeps (streamk_sweep.py --out; one per tile, --tile) instead of measuring
@@ -33,7 +34,11 @@ shipped header holds for the sweep's GPU: write a refit only where it picks bett
 rewrites this GPU's entry of torch_grouped/csrc/sched/streamk_calibration.h, keeping the other
 GPUs' entries (rebuild to use it); it needs both tiles measured, and writes the rows model where
 --rows gave one (else the entry keeps the default, sched::kDefaultRowsModel) and the unaligned ones
-where --unaligned gave them (after the rows model: --rows too). On a CPU it fits
+where --unaligned gave them (after the rows model: --rows too). --tall FILE.json fits the 192 x 128
+tile's model alone (all six constants, as --rows) on a sweep of that tile (`streamk_sweep.py --tile
+192x128`), which `auto` weighs beside the other two on shapes read and written in place wherever
+the GPU's entry has it (after the unaligned models: --unaligned too); two more sweeps, of the
+128 x 256 and 128 x 128 tiles on the same shapes in the same run, show auto's picks among all three. On a CPU it fits
 tiny shapes (the CPU path's one tile), to check the script itself; it then writes a header only
 to an explicit --header path.
 """
@@ -59,11 +64,13 @@ PER_TILE = (0, 2)  # a and c: one per tile; b, d, e, f shared
 WIDE, NARROW = 256, 128  # the GPU's tile widths, as the header orders them
 ROWS = "rows"  # the key of the row-copy kernel's model (128 x 128 tiles), after the two tiles'
 WIDE_UNALIGNED, NARROW_UNALIGNED = "wide_unaligned", "narrow_unaligned"  # (--unaligned), after those
-HEADER_ORDER = (WIDE, NARROW, ROWS, WIDE_UNALIGNED, NARROW_UNALIGNED)
+TALL = "tall"  # the 192 x 128 tile's model (--tall), after those
+HEADER_ORDER = (WIDE, NARROW, ROWS, WIDE_UNALIGNED, NARROW_UNALIGNED, TALL)
 
 
 def tile_of(record):
-    return record["tile"][1]
+    """A record's model key: the tile's width for the 128-row tiles (WIDE, NARROW), TALL for 192 x 128."""
+    return TALL if record["tile"][0] == 192 else record["tile"][1]
 
 
 def expand(features, tile_n, tiles):
@@ -138,10 +145,12 @@ def fit(points, weighting, tiles):
 def picks(models, shapes):
     """Per shape: (best measured, the model's pick, auto as measured) records. The best is over
     every grid and tile swept; the model picks only among the configurations `auto` weighs, over
-    every tile, as the C++ does (the tile whose best plan is predicted fastest, then that plan)."""
+    every tile it has a model for, as the C++ does (the tile whose best plan is predicted fastest,
+    then that plan)."""
     out = []
     for shape, rows in shapes.items():
-        good, choosable = streamk_sweep.candidates(rows), streamk_sweep.candidates(rows, auto_only=True)
+        good = streamk_sweep.candidates(rows)
+        choosable = [r for r in streamk_sweep.candidates(rows, auto_only=True) if tile_of(r) in models]
         if choosable:
             auto = next((r for r in rows if r["label"] == "auto"), None)
             out.append((shape, min(good, key=lambda r: r["us"]),
@@ -230,12 +239,12 @@ def shipped_models(name, path=HEADER):
     return {key: [float(v) for v in text.split(",")] for key, text in zip(HEADER_ORDER, entry)}
 
 
-def print_shipped(shipped, keys, shapes, fitted, what):
+def print_shipped(shipped, keys, shapes, fitted, what, tiles=(WIDE, NARROW)):
     """The shipped constants' picks on these shapes beside the fit's (`keys`: the header's keys of
-    the models, in the tiles' order), so that a refit is written only where it picks better: a
-    refit on fresh sweeps can pick no better than the constants it would replace (session 37)."""
+    the models, for `tiles`, the records' model keys, in order), so that a refit is written only
+    where it picks better: a refit on fresh sweeps can pick no better than the constants it would
+    replace (session 37)."""
     if all(key in shipped for key in keys):
-        tiles = [NARROW] if len(keys) == 1 else [WIDE, NARROW]
         models = {t: shipped[key] for t, key in zip(tiles, keys)}
         print(f"{what}: the shipped header's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean "
               f"(this fit's: {pick_loss(fitted, shapes):.3f}x)")
@@ -247,6 +256,8 @@ def write_header(models, name, path, command):
     kernel's before them) replaced or added, the other GPUs' entries kept."""
     if (WIDE_UNALIGNED in models or NARROW_UNALIGNED in models) and ROWS not in models:
         raise SystemExit("the unaligned shapes' models follow the row-copy kernel's in the header: fit that too (--rows)")
+    if TALL in models and not (WIDE_UNALIGNED in models and NARROW_UNALIGNED in models):
+        raise SystemExit("the 192 x 128 tile's model follows the unaligned shapes' in the header: fit those too (--unaligned)")
     entries = {}
     if os.path.exists(path):
         with open(path) as f:
@@ -278,6 +289,9 @@ struct StreamKCalibration {{
   // more often than on the aligned shapes the first two are fitted on. An entry without them uses
   // `wide` and `narrow`.
   std::optional<StreamKModel> wide_unaligned{{}}, narrow_unaligned{{}};
+  // 192 x 128 tiles (three consumer warpgroups), fitted alone on a sweep of that tile
+  // (calibrate_streamk.py --tall): `auto` weighs the tile only on GPUs whose entry has it.
+  std::optional<StreamKModel> tall{{}};
 }};
 
 inline constexpr StreamKCalibration kStreamKCalibrations[] = {{
@@ -310,14 +324,15 @@ def measure(device, out, rep_ms):
     return data
 
 
-def rows_fits(data):
-    """A row-copy sweep's shapes, points, both weightings' fits, and the fit kept (the one whose
-    picks lose least), as {NARROW: constants}."""
+def alone_fits(data, key, option):
+    """A one-tile sweep's shapes, points, both weightings' fits, and the fit kept (the one whose
+    picks lose least), as {key: constants}: the row-copy kernel's (`key` NARROW) or the tall tile's
+    (TALL), each fitted alone on its own sweep (`option` names it in the error)."""
     shapes = streamk_sweep.by_shape(data["records"])
     points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
-    tiles = sorted({tile_of(p) for p in points})
-    if tiles != [NARROW]:
-        raise SystemExit(f"--rows: the row-copy kernel has 128 x {NARROW} tiles; the sweep has {tiles}")
+    tiles = list({tile_of(p) for p in points})
+    if tiles != [key]:
+        raise SystemExit(f"{option}: the sweep must be of the tile of model {key!r} alone; it has {tiles}")
     fits = fit_both(points, tiles)
     return shapes, points, fits, fits[min(fits, key=lambda w: pick_loss(fits[w], shapes))]
 
@@ -331,7 +346,7 @@ def fit_rows(path, leave_out, shipped=None):
           f"TORCH_GROUPED_ROW_COPIES={data.get('row_copies', '(not recorded)')}")
     if data.get("row_copies", "1") != "1":
         print("warning: this sweep was not taken with TORCH_GROUPED_ROW_COPIES=1")
-    shapes, points, fits, models = rows_fits(data)
+    shapes, points, fits, models = alone_fits(data, NARROW, "--rows")
     for w, fitted in fits.items():
         print(f"{w:>8} fit of the row copies: " + " ".join(f"{n}={c:.4g}" for n, c in zip(TERMS, fitted[NARROW]))
               + f" (µs); picks lose {pick_loss(fitted, shapes):.3f}x geomean")
@@ -340,7 +355,7 @@ def fit_rows(path, leave_out, shipped=None):
     print_points(models, points)
     print_picks(models, shapes)
     print(f"row copies: the model's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean")
-    print_shipped(shipped or {}, [ROWS], shapes, models, "row copies")
+    print_shipped(shipped or {}, [ROWS], shapes, models, "row copies", [NARROW])
     return models[NARROW]
 
 
@@ -386,6 +401,37 @@ def fit_unaligned(paths, leave_out, shipped=None):
     return {WIDE_UNALIGNED: models[WIDE], NARROW_UNALIGNED: models[NARROW]}
 
 
+def fit_tall(paths, leave_out, base, shipped=None):
+    """The 192 x 128 tile's model: all six constants fitted alone on its sweep (paths[0],
+    `streamk_sweep.py --tile 192x128`), its points and picks printed as for the others. paths[1:]:
+    sweeps of the 128 x 256 and 128 x 128 tiles taken in the same run on the same shapes, over
+    which `auto`'s picks among the three tiles (the two tiles' models from `base`) are set against
+    its picks among the two, and against the best measured of all three."""
+    data = streamk_sweep.load(paths[0])
+    print(f"\n192 x 128 sweep {paths[0]}: {data['device']}, {len(data['records'])} records")
+    shapes, points, fits, models = alone_fits(data, TALL, "--tall")
+    print_features_check(points, data["sms"])
+    for w, fitted in fits.items():
+        print(f"{w:>8} fit of the 192 x 128 tile: " + " ".join(f"{n}={c:.4g}" for n, c in zip(TERMS, fitted[TALL]))
+              + f" (µs); picks lose {pick_loss(fitted, shapes):.3f}x geomean")
+    if leave_out:
+        print(f"leave-one-shape-out picks vs the best measured: {leave_one_out(shapes, [TALL]):.3f}x geomean")
+    print_points(models, points)
+    print_picks(models, shapes)
+    print_shipped(shipped or {}, [TALL], shapes, models, "192 x 128", [TALL])
+    if len(paths) > 1:
+        # (the explicit configurations of the other sweeps beside all of this one's, its "mm" and "auto" rows kept)
+        together = streamk_sweep.by_shape(data["records"] + [r for path in paths[1:] for r in streamk_sweep.load(path)["records"]
+                                                             if r["features"] is not None])
+        two = {WIDE: base[WIDE], NARROW: base[NARROW]}
+        three = {**two, TALL: models[TALL]}
+        print("\nauto's picks among the three tiles (the two tiles' models as this run writes them):")
+        print_picks(three, together)
+        print(f"picks vs the best measured of the three tiles: {pick_loss(three, together):.3f}x geomean "
+              f"among the three, {pick_loss(two, together):.3f}x among the two")
+    return models[TALL]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default=None, help="cuda or cpu, when measuring (default: cuda when available)")
@@ -397,6 +443,10 @@ def main(argv=None):
     parser.add_argument("--unaligned", nargs="+", default=None,
                         help="sweeps (one per tile, TORCH_GROUPED_ROW_COPIES=0) whose shapes the TMA kernel cannot read "
                              "and write in place (K or N not a multiple of 8): fit those shapes' models too")
+    parser.add_argument("--tall", nargs="+", default=None,
+                        help="a sweep of the 192 x 128 tile (streamk_sweep.py --tile 192x128) to fit its model alone, then "
+                             "optionally sweeps of the other two tiles on the same shapes in the same run, to check the "
+                             "picks among all three")
     parser.add_argument("--leave-one-out", action="store_true",
                         help="also fit without each shape in turn and judge the pick on it (a fit per shape: slow)")
     parser.add_argument("--write-header", action="store_true")
@@ -412,6 +462,8 @@ def main(argv=None):
         data = measure(make_device(args.device), args.out, args.rep)
     shapes = streamk_sweep.by_shape(data["records"])
     points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
+    if any(tile_of(p) == TALL for p in points):
+        raise SystemExit("a sweep of the 192 x 128 tile is fitted alone: pass it with --tall")
     tiles = sorted({tile_of(p) for p in points}, reverse=True)
     if len(points) < len(TERMS) + len(tiles):
         print(f"only {len(points)} usable measurements: nothing to fit")
@@ -435,6 +487,8 @@ def main(argv=None):
         models[ROWS] = fit_rows(args.rows, args.leave_one_out, shipped)
     if args.unaligned:
         models.update(fit_unaligned(args.unaligned, args.leave_one_out, shipped))
+    if args.tall:
+        models[TALL] = fit_tall(args.tall, args.leave_one_out, models, shipped)
     if args.write_header:
         if data["device_kind"] != "cuda" and not args.header:
             print("not writing the header from a CPU sweep (it would replace a GPU's entry); pass --header PATH")

@@ -635,12 +635,34 @@ def test_stream_k_ctas_sweep_k_in_lockstep(m, n, k, grid):
     (128, 128, 65536, [10, 1, 1, 1, 0, 0], [10, 1, 1, 1, 0, 0], 256),
 ])
 def test_streamk_tile_choice(m, n, k, wide, narrow, expected):
-    assert sched._choose_streamk_tile(m, n, k, 132, wide, narrow) == expected
+    assert sched._choose_streamk_tile(m, n, k, 132, wide, narrow) == [128, expected]
+
+
+# With the 192 x 128 tile offered too (its own model): fixups made dear (b = e = 20), so each tile's
+# best plan is its data-parallel one, waves x 64 iterations of K 4096.
+TALL_MODELS = ([10, 20, 1, 0, 20, 0], [10, 20, 0.66, 0, 20, 0], [10, 20, 0.82, 0, 20, 0])
+
+
+@pytest.mark.parametrize("m, n, k, offered, expected", [
+    # 1664² x 4096: 117 tall tiles in one wave of 132 (10 + 64 x 0.82 = 62.5) against 91 wide
+    # ones in one (74) and 169 narrow ones in two (94.5): tall ...
+    (1664, 1664, 4096, 3, [192, 128]),
+    # ... and wide where the tall tile is not offered.
+    (1664, 1664, 4096, 2, [128, 256]),
+    # 4096³: 512 wide tiles in 4 waves (266) against 704 tall ones in 6 (325) and 1024 narrow in 8
+    # (348): wide.
+    (4096, 4096, 4096, 3, [128, 256]),
+])
+def test_streamk_tile_choice_with_the_tall_tile(m, n, k, offered, expected):
+    wide, narrow, tall = TALL_MODELS
+    assert sched._choose_streamk_tile(m, n, k, 132, wide, narrow, tall if offered == 3 else None) == expected
 
 
 def test_streamk_tile_choice_rejects():
     with pytest.raises(ValueError, match="a model is six constants a..f"):
         sched._choose_streamk_tile(128, 128, 128, 132, [1, 2, 3, 4], [1, 2, 3, 4, 5, 6])
+    with pytest.raises(ValueError, match="a model is six constants a..f"):
+        sched._choose_streamk_tile(128, 128, 128, 132, [1] * 6, [1] * 6, [1, 2])
     with pytest.raises(ValueError, match="sizes and sms must be positive"):
         sched._choose_streamk_tile(128, 0, 128, 132, [1] * 6, [1] * 6)
 

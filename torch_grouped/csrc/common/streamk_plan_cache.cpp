@@ -15,7 +15,7 @@ namespace {
 // own), as 64-bit words: doubles by their bits, so that equal keys are exactly equal inputs. A
 // fixed array: the lookup runs on every `auto` call and allocates nothing.
 struct Key {
-  static constexpr int kCapacity = 24;  // the tile choice's: 7 problem words + 2 x (width + 6 constants)
+  static constexpr int kCapacity = 32;  // the tile choice's: 7 problem words + 3 x (rows, width + 6 constants)
   std::array<int64_t, kCapacity> words{};
   int size = 0;
   void add(int64_t v) {
@@ -89,16 +89,17 @@ sched::StreamKPlan resolve_streamk_plan_cached(const sched::StreamKModel& model,
   });
 }
 
-int64_t choose_streamk_tile_cached(const sched::StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,
-                                   int64_t tile_m, int64_t tile_k, int64_t grid, bool may_separate) {
-  static Memo<int64_t> tiles;
-  Key key = problem_key(m, n, k, tile_m, tile_k, grid, may_separate);
+int choose_streamk_tile_cached(const sched::StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,
+                               int64_t tile_k, int64_t grid, bool may_separate) {
+  static Memo<int> tiles;
+  Key key = problem_key(m, n, k, /*tile_m: per option*/ 0, tile_k, grid, may_separate);
   for (int i = 0; i < count; ++i) {
+    key.add(options[i].tile_m);
     key.add(options[i].tile_n);
     key.add(options[i].model);
   }
   return tiles.get(key, [&] {
-    return sched::choose_streamk_tile(options, count, m, n, k, tile_m, tile_k, grid, may_separate);
+    return sched::choose_streamk_tile(options, count, m, n, k, tile_k, grid, may_separate);
   });
 }
 

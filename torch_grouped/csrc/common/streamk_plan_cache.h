@@ -17,8 +17,9 @@ sched::StreamKPlan resolve_streamk_plan_cached(const sched::StreamKModel& model,
                                                int64_t splits, int64_t m, int64_t n, int64_t k, int64_t tile_m,
                                                int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate);
 
-// sched::choose_streamk_tile, remembered likewise (it weighs every option's plans).
-int64_t choose_streamk_tile_cached(const sched::StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,
-                                   int64_t tile_m, int64_t tile_k, int64_t grid, bool may_separate);
+// sched::choose_streamk_tile (the index of the option taken), remembered likewise (it weighs
+// every option's plans).
+int choose_streamk_tile_cached(const sched::StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,
+                               int64_t tile_k, int64_t grid, bool may_separate);
 
 }  // namespace torch_grouped

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include <sstream>
+#include <vector>
 
 #include "../common/checks.h"
 #include "../common/permute_plan.h"
@@ -313,15 +314,20 @@ bool streamk_clusters_pay(int64_t m, int64_t n, int64_t tile_n, bool in_place) {
   return sched::streamk_clusters_pay(in_place, tile_n, m, n);
 }
 
-// sched::choose_streamk_tile over a 128 x 256 and a 128 x 128 tile (K 64), each with its
-// model's constants a..f: the width `auto` takes for m x n x k on `sms` CTAs.
-int64_t choose_streamk_tile(int64_t m, int64_t n, int64_t k, int64_t sms, at::ArrayRef<double> wide,
-                            at::ArrayRef<double> narrow) {
-  TORCH_CHECK_VALUE(wide.size() == 6 && narrow.size() == 6, "schedule: a model is six constants a..f");
+// sched::choose_streamk_tile over a 128 x 256 and a 128 x 128 tile, and a 192 x 128 one where
+// `tall` is given (K 64), each with its model's constants a..f: {tile_m, tile_n} of the tile
+// `auto` takes for m x n x k on `sms` CTAs.
+std::vector<int64_t> choose_streamk_tile(int64_t m, int64_t n, int64_t k, int64_t sms, at::ArrayRef<double> wide,
+                                         at::ArrayRef<double> narrow, std::optional<at::ArrayRef<double>> tall) {
+  TORCH_CHECK_VALUE(wide.size() == 6 && narrow.size() == 6 && (!tall.has_value() || tall->size() == 6),
+                    "schedule: a model is six constants a..f");
   TORCH_CHECK_VALUE(m > 0 && n > 0 && k > 0 && sms > 0, "schedule: sizes and sms must be positive");
   auto model = [](at::ArrayRef<double> v) { return sched::StreamKModel{v[0], v[1], v[2], v[3], v[4], v[5]}; };
-  const sched::StreamKTileOption options[] = {{256, model(wide)}, {128, model(narrow)}};
-  return sched::choose_streamk_tile(options, 2, m, n, k, 128, 64, sms, /*may_separate=*/true);
+  std::vector<sched::StreamKTileOption> options{{128, 256, model(wide)}, {128, 128, model(narrow)}};
+  if (tall.has_value()) options.push_back({192, 128, model(*tall)});
+  const sched::StreamKTileOption& chosen =
+      options[sched::choose_streamk_tile(options.data(), int(options.size()), m, n, k, 64, sms, /*may_separate=*/true)];
+  return {chosen.tile_m, chosen.tile_n};
 }
 
 // syr2k's choice of 2 x 1 clusters for its tile walk (128-row tiles) over problems of orders n,

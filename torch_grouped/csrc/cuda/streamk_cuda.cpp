@@ -45,7 +45,9 @@ StreamKModels models_for(int device) {
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   StreamKModels fitted{sched::StreamKModel{}, sched::kDefaultNarrowModel, sched::kDefaultRowsModel, sched::StreamKModel{}};
   fitted.wide_unaligned = fitted.wide, fitted.narrow_unaligned = fitted.narrow;
-  if (const auto* c = sched::streamk_calibration_for({prop.name, prop.major, prop.minor, prop.multiProcessorCount})) {
+  const sched::StreamKCalibration* c =
+      sched::streamk_calibration_for({prop.name, prop.major, prop.minor, prop.multiProcessorCount});
+  if (c != nullptr) {
     fitted.wide = c->wide, fitted.narrow = c->narrow, fitted.rows = c->rows;
     fitted.wide_unaligned = c->wide_unaligned.value_or(c->wide);
     fitted.narrow_unaligned = c->narrow_unaligned.value_or(c->narrow);
@@ -59,10 +61,15 @@ StreamKModels models_for(int device) {
   // (a tile's variable replaces both of its models: a refit tried without a rebuild holds everywhere)
   const auto wide = [](const sched::StreamKModel& m) { return streamk_model_from_env(m); };
   const auto narrow = [](const sched::StreamKModel& m) { return streamk_model_from_env(m, kStreamKNarrowModelVariable); };
-  sched::StreamKModel tall = wide(fitted.wide);
-  tall.c *= 0.75;
-  return {wide(fitted.wide), narrow(fitted.narrow), streamk_model_from_env(fitted.rows, kStreamKRowsModelVariable),
-          fitted.rank2k, wide(fitted.wide_unaligned), narrow(fitted.narrow_unaligned), tall};
+  StreamKModels models{wide(fitted.wide), narrow(fitted.narrow), streamk_model_from_env(fitted.rows, kStreamKRowsModelVariable),
+                       fitted.rank2k, wide(fitted.wide_unaligned), narrow(fitted.narrow_unaligned)};
+  // The tall tile: calibrated, or given by its variable, or the stand-in (StreamKModels::tall).
+  const char* tall_variable = std::getenv(kStreamKTallModelVariable);
+  models.tall_weighed = (c != nullptr && c->tall.has_value()) || (tall_variable != nullptr && *tall_variable != '\0');
+  sched::StreamKModel tall = models.wide;
+  tall.c *= 0.82;
+  models.tall = streamk_model_from_env(c != nullptr && c->tall.has_value() ? *c->tall : tall, kStreamKTallModelVariable);
+  return models;
 }
 
 }  // namespace
@@ -107,10 +114,15 @@ StreamKTile streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t gr
   if (n <= 128 || row_copies) return {};  // (the row-copy kernel has 128 x 128 tiles)
   if (m == 0 || k == 0) return {kStreamKTileM, 256};  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
-  const sched::StreamKTileOption options[] = {{256, models.tile_model(kStreamKTileM, 256, in_place)},
-                                              {128, models.tile_model(kStreamKTileM, 128, in_place)}};
-  return {kStreamKTileM, static_cast<int>(choose_streamk_tile_cached(options, 2, m, n, k, kStreamKTileM, kTileK, grid,
-                                                                     /*may_separate=*/true))};
+  const sched::StreamKTileOption options[] = {{kStreamKTileM, 256, models.tile_model(kStreamKTileM, 256, in_place)},
+                                              {kStreamKTileM, 128, models.tile_model(kStreamKTileM, 128, in_place)},
+                                              {192, 128, models.tall}};
+  // (the tall tile where this GPU's calibration has it, and for shapes read and written in place:
+  // fitted on those only)
+  const int count = models.tall_weighed && in_place ? 3 : 2;
+  const sched::StreamKTileOption& chosen =
+      options[choose_streamk_tile_cached(options, count, m, n, k, kTileK, grid, /*may_separate=*/true)];
+  return {int(chosen.tile_m), int(chosen.tile_n)};
 }
 
 // The operands the row-copy kernel reads in place (kernels/row_copy.cuh), when streamk_mm takes it:

@@ -32,10 +32,13 @@ struct StreamKModels {
   // streamk_mm's tiles on a shape the TMA kernel cannot read and write in place (pitched copies of
   // the operands, shifted output rows: sched::StreamKCalibration says why they have their own)
   sched::StreamKModel wide_unaligned, narrow_unaligned;
-  // streamk_mm, 192 x 128 tiles (three consumer warpgroups), run only where
-  // TORCH_GROUPED_STREAMK_TILE=192x128 forces them (not yet weighed by `auto`): the wide tile's
-  // model, an iteration three quarters as dear (three quarters of its MACs)
+  // streamk_mm, 192 x 128 tiles (three consumer warpgroups): this GPU's calibration of them
+  // (sched::StreamKCalibration::tall) or TORCH_GROUPED_STREAMK_MODEL_TALL's, which `auto` weighs
+  // (tall_weighed); else a stand-in for runs that force the tile (TORCH_GROUPED_STREAMK_TILE),
+  // never weighed: the wide tile's model with an iteration 0.82 as dear (its 3/4 of the MACs at
+  // the rate the H100 ran 4096³ in it, session 44)
   sched::StreamKModel tall;
+  bool tall_weighed = false;
   const sched::StreamKModel& tile_model(int tile_m, int tile_n, bool in_place) const {
     if (tile_m == 192) return tall;
     return tile_n == 256 ? (in_place ? wide : wide_unaligned) : (in_place ? narrow : narrow_unaligned);

@@ -22,6 +22,9 @@ struct StreamKCalibration {
   // more often than on the aligned shapes the first two are fitted on. An entry without them uses
   // `wide` and `narrow`.
   std::optional<StreamKModel> wide_unaligned{}, narrow_unaligned{};
+  // 192 x 128 tiles (three consumer warpgroups), fitted alone on a sweep of that tile
+  // (calibrate_streamk.py --tall): `auto` weighs the tile only on GPUs whose entry has it.
+  std::optional<StreamKModel> tall{};
 };
 
 inline constexpr StreamKCalibration kStreamKCalibrations[] = {

@@ -117,26 +117,27 @@ inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int
   return best;
 }
 
-// A tile width the Stream-K kernel offers for streamk_mm and the model fitted on it: the constants
+// A tile the Stream-K kernel offers for streamk_mm and the model fitted on it: the constants
 // differ per tile (a 128 x 128 iteration is half the MACs of a 128 x 256 one, but costs about two
 // thirds of its time: it reads more operand bytes per MAC; H100, session 12).
 struct StreamKTileOption {
-  int64_t tile_n;
+  int64_t tile_m, tile_n;
   StreamKModel model;
 };
 
-// `auto`'s tile: the option whose best plan the model predicts fastest (the first on a tie).
-// Narrow tiles win where wide ones leave SMs idle (few output tiles, short K); wide ones where
-// every SM is busy anyway. The tile is chosen per shape, for every decomposition, so that
-// `data_parallel` and `auto` of one shape run the same tile (the benchmark compares them so).
-inline int64_t choose_streamk_tile(const StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,
-                                   int64_t tile_m, int64_t tile_k, int64_t sms, bool may_separate) {
-  int64_t best = options[0].tile_n;
+// `auto`'s tile: the index of the option whose best plan the model predicts fastest (the first
+// on a tie). Narrow tiles win where wide ones leave SMs idle (few output tiles, short K); wide
+// ones where every SM is busy anyway; 192 x 128 where its tiles fill one wave that the others'
+// leave ragged. The tile is chosen per shape, for every decomposition, so that `data_parallel`
+// and `auto` of one shape run the same tile (the benchmark compares them so).
+inline int choose_streamk_tile(const StreamKTileOption* options, int count, int64_t m, int64_t n, int64_t k,
+                               int64_t tile_k, int64_t sms, bool may_separate) {
+  int best = 0;
   double best_time = 0.0;
   for (int i = 0; i < count; ++i) {
     double t = 0.0;
-    choose_streamk_plan(options[i].model, m, n, k, tile_m, options[i].tile_n, tile_k, sms, may_separate, &t);
-    if (i == 0 || t < best_time) best = options[i].tile_n, best_time = t;
+    choose_streamk_plan(options[i].model, m, n, k, options[i].tile_m, options[i].tile_n, tile_k, sms, may_separate, &t);
+    if (i == 0 || t < best_time) best = i, best_time = t;
   }
   return best;
 }
