@@ -2,7 +2,7 @@
 
     time = a_t + b·[peers > 1] + c_t·iters_per_cta + d·(reads − 1) + e·[Stream-K cut] + f·extra_partial_mb   (µs)
 
-(t: the tile width, 128 x 256 or 128 x 128 on the GPU: a CTA's fixed cost and an iteration's cost
+(t: the tile, 128 x 256, 128 x 128 or 192 x 128 on the GPU: a CTA's fixed cost and an iteration's cost
 differ per tile, the fixup's terms are shared; reads: the partials the fixup's slowest path reads
 one after another, FixupTree::serial_reads; sweeps saved before the two-level fixup hold peers − 1
 there, and times of the flat fixup.)
@@ -12,13 +12,17 @@ what `auto` would choose with the fitted constants (tile and plan) against the b
 configuration.
 
     python benchmarks/calibrate_streamk.py [--sweep FILE.json [FILE.json ...] | --out PREFIX [--rep MS]]
-                                           [--rows FILE.json] [--unaligned FILE.json FILE.json]
-                                           [--tall FILE.json [FILE.json FILE.json]] [--leave-one-out]
+                                           [--rows FILE.json] [--unaligned FILE.json FILE.json] [--leave-one-out]
                                            [--write-header [--header PATH]]
 
 --sweep reads saved sweeps (streamk_sweep.py --out; one per tile, --tile) instead of measuring
-again; measuring on a GPU sweeps both tiles (--out PREFIX saves PREFIX_128x256.json and
-PREFIX_128x128.json). --rows FILE.json fits a third model, alone (all six constants), on a sweep of
+again; measuring on a GPU sweeps the three tiles (--out PREFIX saves PREFIX_128x256.json,
+PREFIX_128x128.json and PREFIX_192x128.json). The 192 x 128 tile is optional: its model is fitted
+jointly with the other two where its sweep is given (sweeps of all three tiles from one run, so
+that the models compare the tiles as they ran side by side: a 192 x 128 model fitted alone on a
+fresh sweep, beside the two tiles' models of session 12's sweeps, took the tall tile on 16384² x
+256 and 384² x 128 at 1.14-1.3x the best; H100, session 44), and `auto` weighs that tile only on
+GPUs whose entry has its model. --rows FILE.json fits a third model, alone (all six constants), on a sweep of
 the row-copy kernel (`TORCH_GROUPED_ROW_COPIES=1 streamk_sweep.py --tile 128x128` over shapes whose
 operands it reads: kernels/row_copy.cuh), which `auto` weighs the plans of that kernel with: an
 iteration of it costs about 2.5 times one of the TMA kernel's (H100, session 26), so the TMA
@@ -34,11 +38,7 @@ shipped header holds for the sweep's GPU: write a refit only where it picks bett
 rewrites this GPU's entry of torch_grouped/csrc/sched/streamk_calibration.h, keeping the other
 GPUs' entries (rebuild to use it); it needs both tiles measured, and writes the rows model where
 --rows gave one (else the entry keeps the default, sched::kDefaultRowsModel) and the unaligned ones
-where --unaligned gave them (after the rows model: --rows too). --tall FILE.json fits the 192 x 128
-tile's model alone (all six constants, as --rows) on a sweep of that tile (`streamk_sweep.py --tile
-192x128`), which `auto` weighs beside the other two on shapes read and written in place wherever
-the GPU's entry has it (after the unaligned models: --unaligned too); two more sweeps, of the
-128 x 256 and 128 x 128 tiles on the same shapes in the same run, show auto's picks among all three. On a CPU it fits
+where --unaligned gave them (after the rows model: --rows too). On a CPU it fits
 tiny shapes (the CPU path's one tile), to check the script itself; it then writes a header only
 to an explicit --header path.
 """
@@ -64,8 +64,9 @@ PER_TILE = (0, 2)  # a and c: one per tile; b, d, e, f shared
 WIDE, NARROW = 256, 128  # the GPU's tile widths, as the header orders them
 ROWS = "rows"  # the key of the row-copy kernel's model (128 x 128 tiles), after the two tiles'
 WIDE_UNALIGNED, NARROW_UNALIGNED = "wide_unaligned", "narrow_unaligned"  # (--unaligned), after those
-TALL = "tall"  # the 192 x 128 tile's model (--tall), after those
+TALL = "tall"  # the 192 x 128 tile's model, after those
 HEADER_ORDER = (WIDE, NARROW, ROWS, WIDE_UNALIGNED, NARROW_UNALIGNED, TALL)
+TILES = (WIDE, NARROW, TALL)  # the joint fit's tiles, in the header's order
 
 
 def tile_of(record):
@@ -93,8 +94,8 @@ def split(coef, tiles):
 
 
 def nnls(rows, targets):
-    """Least squares with non-negative coefficients. With at most eight unknowns (two tiles) every
-    subset of free coefficients can be tried (255 small solves): exact, and no scipy needed. Each
+    """Least squares with non-negative coefficients. With at most ten unknowns (three tiles) every
+    subset of free coefficients can be tried (1023 small solves): exact, and no scipy needed. Each
     subset is solved on the normal equations (a k x k system of the Gram matrix, formed once), its
     residual read off them (|y|² - coefᵀ Xᵀy at the subset's least-squares solution); the winning
     subset is solved again by gelsd, the SVD least squares, for the coefficients returned: the
@@ -239,12 +240,12 @@ def shipped_models(name, path=HEADER):
     return {key: [float(v) for v in text.split(",")] for key, text in zip(HEADER_ORDER, entry)}
 
 
-def print_shipped(shipped, keys, shapes, fitted, what, tiles=(WIDE, NARROW)):
+def print_shipped(shipped, keys, shapes, fitted, what):
     """The shipped constants' picks on these shapes beside the fit's (`keys`: the header's keys of
-    the models, for `tiles`, the records' model keys, in order), so that a refit is written only
-    where it picks better: a refit on fresh sweeps can pick no better than the constants it would
-    replace (session 37)."""
+    the models, in the tiles' order), so that a refit is written only where it picks better: a
+    refit on fresh sweeps can pick no better than the constants it would replace (session 37)."""
     if all(key in shipped for key in keys):
+        tiles = [NARROW] if len(keys) == 1 else [WIDE, NARROW]
         models = {t: shipped[key] for t, key in zip(tiles, keys)}
         print(f"{what}: the shipped header's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean "
               f"(this fit's: {pick_loss(fitted, shapes):.3f}x)")
@@ -289,8 +290,9 @@ struct StreamKCalibration {{
   // more often than on the aligned shapes the first two are fitted on. An entry without them uses
   // `wide` and `narrow`.
   std::optional<StreamKModel> wide_unaligned{{}}, narrow_unaligned{{}};
-  // 192 x 128 tiles (three consumer warpgroups), fitted alone on a sweep of that tile
-  // (calibrate_streamk.py --tall): `auto` weighs the tile only on GPUs whose entry has it.
+  // 192 x 128 tiles (three consumer warpgroups), fitted jointly with the first two on sweeps of
+  // the three tiles from one run: `auto` weighs the tile only on GPUs whose entry has it (after
+  // the unaligned models).
   std::optional<StreamKModel> tall{{}};
 }};
 
@@ -312,7 +314,7 @@ def measure(device, out, rep_ms):
         return streamk_sweep.run(device, out=f"{out}.json" if out else None, rep_ms=rep_ms)
     data, before = None, os.environ.get("TORCH_GROUPED_STREAMK_TILE")
     try:
-        for tile in ("128x256", "128x128"):
+        for tile in ("128x256", "128x128", "192x128"):
             os.environ["TORCH_GROUPED_STREAMK_TILE"] = tile
             swept = streamk_sweep.run(device, out=f"{out}_{tile}.json" if out else None, rep_ms=rep_ms)
             data = swept if data is None else {**data, "records": data["records"] + swept["records"]}
@@ -324,15 +326,14 @@ def measure(device, out, rep_ms):
     return data
 
 
-def alone_fits(data, key, option):
-    """A one-tile sweep's shapes, points, both weightings' fits, and the fit kept (the one whose
-    picks lose least), as {key: constants}: the row-copy kernel's (`key` NARROW) or the tall tile's
-    (TALL), each fitted alone on its own sweep (`option` names it in the error)."""
+def rows_fits(data):
+    """A row-copy sweep's shapes, points, both weightings' fits, and the fit kept (the one whose
+    picks lose least), as {NARROW: constants}."""
     shapes = streamk_sweep.by_shape(data["records"])
     points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
-    tiles = list({tile_of(p) for p in points})
-    if tiles != [key]:
-        raise SystemExit(f"{option}: the sweep must be of the tile of model {key!r} alone; it has {tiles}")
+    tiles = sorted({tile_of(p) for p in points})
+    if tiles != [NARROW]:
+        raise SystemExit(f"--rows: the row-copy kernel has 128 x {NARROW} tiles; the sweep has {tiles}")
     fits = fit_both(points, tiles)
     return shapes, points, fits, fits[min(fits, key=lambda w: pick_loss(fits[w], shapes))]
 
@@ -346,7 +347,7 @@ def fit_rows(path, leave_out, shipped=None):
           f"TORCH_GROUPED_ROW_COPIES={data.get('row_copies', '(not recorded)')}")
     if data.get("row_copies", "1") != "1":
         print("warning: this sweep was not taken with TORCH_GROUPED_ROW_COPIES=1")
-    shapes, points, fits, models = alone_fits(data, NARROW, "--rows")
+    shapes, points, fits, models = rows_fits(data)
     for w, fitted in fits.items():
         print(f"{w:>8} fit of the row copies: " + " ".join(f"{n}={c:.4g}" for n, c in zip(TERMS, fitted[NARROW]))
               + f" (µs); picks lose {pick_loss(fitted, shapes):.3f}x geomean")
@@ -355,7 +356,7 @@ def fit_rows(path, leave_out, shipped=None):
     print_points(models, points)
     print_picks(models, shapes)
     print(f"row copies: the model's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean")
-    print_shipped(shipped or {}, [ROWS], shapes, models, "row copies", [NARROW])
+    print_shipped(shipped or {}, [ROWS], shapes, models, "row copies")
     return models[NARROW]
 
 
@@ -401,37 +402,6 @@ def fit_unaligned(paths, leave_out, shipped=None):
     return {WIDE_UNALIGNED: models[WIDE], NARROW_UNALIGNED: models[NARROW]}
 
 
-def fit_tall(paths, leave_out, base, shipped=None):
-    """The 192 x 128 tile's model: all six constants fitted alone on its sweep (paths[0],
-    `streamk_sweep.py --tile 192x128`), its points and picks printed as for the others. paths[1:]:
-    sweeps of the 128 x 256 and 128 x 128 tiles taken in the same run on the same shapes, over
-    which `auto`'s picks among the three tiles (the two tiles' models from `base`) are set against
-    its picks among the two, and against the best measured of all three."""
-    data = streamk_sweep.load(paths[0])
-    print(f"\n192 x 128 sweep {paths[0]}: {data['device']}, {len(data['records'])} records")
-    shapes, points, fits, models = alone_fits(data, TALL, "--tall")
-    print_features_check(points, data["sms"])
-    for w, fitted in fits.items():
-        print(f"{w:>8} fit of the 192 x 128 tile: " + " ".join(f"{n}={c:.4g}" for n, c in zip(TERMS, fitted[TALL]))
-              + f" (µs); picks lose {pick_loss(fitted, shapes):.3f}x geomean")
-    if leave_out:
-        print(f"leave-one-shape-out picks vs the best measured: {leave_one_out(shapes, [TALL]):.3f}x geomean")
-    print_points(models, points)
-    print_picks(models, shapes)
-    print_shipped(shipped or {}, [TALL], shapes, models, "192 x 128", [TALL])
-    if len(paths) > 1:
-        # (the explicit configurations of the other sweeps beside all of this one's, its "mm" and "auto" rows kept)
-        together = streamk_sweep.by_shape(data["records"] + [r for path in paths[1:] for r in streamk_sweep.load(path)["records"]
-                                                             if r["features"] is not None])
-        two = {WIDE: base[WIDE], NARROW: base[NARROW]}
-        three = {**two, TALL: models[TALL]}
-        print("\nauto's picks among the three tiles (the two tiles' models as this run writes them):")
-        print_picks(three, together)
-        print(f"picks vs the best measured of the three tiles: {pick_loss(three, together):.3f}x geomean "
-              f"among the three, {pick_loss(two, together):.3f}x among the two")
-    return models[TALL]
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default=None, help="cuda or cpu, when measuring (default: cuda when available)")
@@ -443,10 +413,6 @@ def main(argv=None):
     parser.add_argument("--unaligned", nargs="+", default=None,
                         help="sweeps (one per tile, TORCH_GROUPED_ROW_COPIES=0) whose shapes the TMA kernel cannot read "
                              "and write in place (K or N not a multiple of 8): fit those shapes' models too")
-    parser.add_argument("--tall", nargs="+", default=None,
-                        help="a sweep of the 192 x 128 tile (streamk_sweep.py --tile 192x128) to fit its model alone, then "
-                             "optionally sweeps of the other two tiles on the same shapes in the same run, to check the "
-                             "picks among all three")
     parser.add_argument("--leave-one-out", action="store_true",
                         help="also fit without each shape in turn and judge the pick on it (a fit per shape: slow)")
     parser.add_argument("--write-header", action="store_true")
@@ -462,9 +428,8 @@ def main(argv=None):
         data = measure(make_device(args.device), args.out, args.rep)
     shapes = streamk_sweep.by_shape(data["records"])
     points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
-    if any(tile_of(p) == TALL for p in points):
-        raise SystemExit("a sweep of the 192 x 128 tile is fitted alone: pass it with --tall")
-    tiles = sorted({tile_of(p) for p in points}, reverse=True)
+    swept = {tile_of(p) for p in points}
+    tiles = [t for t in TILES if t in swept] + sorted(swept - set(TILES))  # (the CPU's one tile: its width)
     if len(points) < len(TERMS) + len(tiles):
         print(f"only {len(points)} usable measurements: nothing to fit")
         return 1
@@ -481,20 +446,21 @@ def main(argv=None):
     print_points(models, points)
     print_picks(models, shapes)
     print(f"model's picks vs the best measured: {pick_loss(models, shapes):.3f}x geomean (1.000: always the best)")
+    if TALL in tiles:
+        print(f"the same fit without the 192 x 128 tile (auto on a GPU without its model): "
+              f"{pick_loss({t: models[t] for t in tiles if t != TALL}, shapes):.3f}x")
     shipped = shipped_models(data["device"])
     print_shipped(shipped, [WIDE, NARROW], shapes, models, "the two tiles")
     if args.rows:
         models[ROWS] = fit_rows(args.rows, args.leave_one_out, shipped)
     if args.unaligned:
         models.update(fit_unaligned(args.unaligned, args.leave_one_out, shipped))
-    if args.tall:
-        models[TALL] = fit_tall(args.tall, args.leave_one_out, models, shipped)
     if args.write_header:
         if data["device_kind"] != "cuda" and not args.header:
             print("not writing the header from a CPU sweep (it would replace a GPU's entry); pass --header PATH")
             return 1
-        if data["device_kind"] == "cuda" and tiles != [WIDE, NARROW]:
-            print(f"not writing the header: it needs both tiles measured (128x256 and 128x128), the sweeps have {tiles}")
+        if data["device_kind"] == "cuda" and tiles[:2] != [WIDE, NARROW]:
+            print(f"not writing the header: it needs both 128-row tiles measured (128x256 and 128x128), the sweeps have {tiles}")
             return 1
         if data["device_kind"] != "cuda":  # the CPU's one tile stands for both (a check of the script)
             models = {**{t: m for t, m in models.items() if t not in tiles}, WIDE: models[tiles[0]], NARROW: models[tiles[0]]}

@@ -249,14 +249,14 @@ def test_forced_tall_tile(monkeypatch, decomposition, m, n, k):
 
 @pytest.mark.parametrize("m, n, k", [(708, 830, 140), (300, 1000, 512), (4096, 4096, 1024), (200, 120, 9000)])
 def test_auto_tile_takes_its_kernel(m, n, k):
-    """`auto` picks the tile per shape (the calibrated model; 128 x 128 where N <= 128), and every
-    decomposition of the shape runs the kernel of the width _streamk_tile reports."""
+    """`auto` picks the tile per shape (the calibrated models; 128 x 128 where N <= 128), and every
+    decomposition of the shape runs the kernel of the tile _streamk_tile reports."""
     a, b = operands(m, n, k)
-    tile_n = torch.ops.grouped._streamk_tile(a, b)[1]
-    assert tile_n in (128, 256) and (tile_n == 128 or n > 128)
+    tile_m, tile_n = torch.ops.grouped._streamk_tile(a, b)[:2]
+    assert (tile_m, tile_n) in ((128, 128), (128, 256), (192, 128)) and (tile_n == 128 or n > 128)
     for decomposition in ("auto", "data_parallel", "stream_k"):
         names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition=decomposition))
-        assert any(f"bfloat16_t, 128, {tile_n}," in name for name in names), (decomposition, names)
+        assert any(f"bfloat16_t, {tile_m}, {tile_n}," in name for name in names), (decomposition, names)
 
 
 def _calibrated_models():
@@ -628,7 +628,8 @@ def test_clusters_by_default(m, n, k, monkeypatch):
 def test_walk_reports_the_plan_that_runs(m, n, k, monkeypatch):
     """_streamk_walk (the sweeps' features read the plan through it) reports the walk streamk_mm
     runs: 256-row pair tiles over the resident clusters (at most half the grid) where the call runs
-    in clusters, else 128-row tiles over the grid; under a smaller grid and a forced setting too;
+    in clusters, else the tile's rows (128, or 192 where `auto` takes the tall tile) over the grid;
+    under a smaller grid and a forced setting too;
     a dtype our kernel does not take (fp32: its TF32 path has no clustered walk) is refused."""
     monkeypatch.delenv("TORCH_GROUPED_STREAMK_CLUSTER", raising=False)
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
@@ -636,14 +637,15 @@ def test_walk_reports_the_plan_that_runs(m, n, k, monkeypatch):
     sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     clustered = cluster_sizes(kernels_launched(lambda: tg.streamk_mm(a, b))) == {2}
     tile_m, walkers = torch.ops.grouped._streamk_walk(a, b)
+    rows = torch.ops.grouped._streamk_tile(a, b)[0]
     if clustered:
         assert tile_m == 256 and sms // 2 - 8 <= walkers <= sms // 2, walkers
         assert torch.ops.grouped._streamk_walk(a, b, 10) == [256, 5]
     else:
-        assert [tile_m, walkers] == [128, sms]
-        assert torch.ops.grouped._streamk_walk(a, b, 10) == [128, 10]
+        assert [tile_m, walkers] == [rows, sms]
+        assert torch.ops.grouped._streamk_walk(a, b, 10) == [torch.ops.grouped._streamk_tile(a, b, 10)[0], 10]
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", "0")
-    assert torch.ops.grouped._streamk_walk(a, b) == [128, sms]
+    assert torch.ops.grouped._streamk_walk(a, b) == [rows, sms]
     with pytest.raises(ValueError, match="_streamk_walk: our kernel's walk is reported for bf16 and fp16"):
         torch.ops.grouped._streamk_walk(a.float(), b.float())
 
