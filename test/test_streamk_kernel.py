@@ -261,7 +261,7 @@ def test_auto_tile_takes_its_kernel(m, n, k):
 
 def _calibrated_models():
     """This GPU's entry of sched/streamk_calibration.h as lists of constants in the header's order
-    (wide, narrow, rows[, wide_unaligned, narrow_unaligned]), or None where it has none; read as
+    (wide, narrow, rows[, wide_unaligned, narrow_unaligned[, tall]]), or None where it has none; read as
     benchmarks/calibrate_streamk.py, which writes the header, reads it."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
     import calibrate_streamk
