@@ -94,8 +94,8 @@ int choose_streamk_tile_cached(const sched::StreamKTileOption* options, int coun
   static Memo<int> tiles;
   Key key = problem_key(m, n, k, /*tile_m: per option*/ 0, tile_k, grid, may_separate);
   for (int i = 0; i < count; ++i) {
-    key.add(options[i].tile_m);
-    key.add(options[i].tile_n);
+    key.add(int64_t{options[i].tile.m});
+    key.add(int64_t{options[i].tile.n});
     key.add(options[i].model);
   }
   return tiles.get(key, [&] {

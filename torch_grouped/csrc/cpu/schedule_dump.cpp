@@ -323,11 +323,11 @@ std::vector<int64_t> choose_streamk_tile(int64_t m, int64_t n, int64_t k, int64_
                     "schedule: a model is six constants a..f");
   TORCH_CHECK_VALUE(m > 0 && n > 0 && k > 0 && sms > 0, "schedule: sizes and sms must be positive");
   auto model = [](at::ArrayRef<double> v) { return sched::StreamKModel{v[0], v[1], v[2], v[3], v[4], v[5]}; };
-  std::vector<sched::StreamKTileOption> options{{128, 256, model(wide)}, {128, 128, model(narrow)}};
-  if (tall.has_value()) options.push_back({192, 128, model(*tall)});
-  const sched::StreamKTileOption& chosen =
-      options[sched::choose_streamk_tile(options.data(), int(options.size()), m, n, k, 64, sms, /*may_separate=*/true)];
-  return {chosen.tile_m, chosen.tile_n};
+  std::vector<sched::StreamKTileOption> options{{{128, 256}, model(wide)}, {{128, 128}, model(narrow)}};
+  if (tall.has_value()) options.push_back({{192, 128}, model(*tall)});
+  const sched::TileShape chosen =
+      options[sched::choose_streamk_tile(options.data(), int(options.size()), m, n, k, 64, sms, /*may_separate=*/true)].tile;
+  return {chosen.m, chosen.n};
 }
 
 // syr2k's choice of 2 x 1 clusters for its tile walk (128-row tiles) over problems of orders n,

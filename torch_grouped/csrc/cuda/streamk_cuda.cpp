@@ -85,23 +85,19 @@ const StreamKModels& cached_models(int device) {
 
 namespace {
 
-// A Stream-K tile of the kernel: tile_m rows (128, or 192 with three consumer warpgroups) by
-// tile_n columns (128 or 256).
-struct StreamKTile {
-  int m = kStreamKTileM, n = 128;
-  int consumers() const { return m / 64; }  // the consumer warpgroups, each with its fixup counter
-};
+// The Stream-K kernel's tiles (sched::TileShape): 128 x 256, 128 x 128, or 192 x 128 with three
+// consumer warpgroups (kernels/grouped_gemm_launch.h).
+constexpr sched::TileShape kNarrowTile{kStreamKTileM, 128};
 
 // TORCH_GROUPED_STREAMK_TILE=128x128|128x256|192x128 forces streamk_mm's tile (the benchmarks'
-// sweeps of each tile's plans; 192 x 128 runs only so, until `auto` weighs it); unset or empty:
-// none (m = 0).
-StreamKTile forced_streamk_tile() {
+// sweeps of each tile's plans); unset or empty: none.
+std::optional<sched::TileShape> forced_streamk_tile() {
   const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
-  if (v == nullptr || *v == '\0') return {0, 0};
+  if (v == nullptr || *v == '\0') return std::nullopt;
   const std::string name(v);
   TORCH_CHECK_VALUE(name == "128x128" || name == "128x256" || name == "192x128",
                     "TORCH_GROUPED_STREAMK_TILE must be 128x128, 128x256 or 192x128; got '", name, "'");
-  return name == "192x128" ? StreamKTile{192, 128} : StreamKTile{kStreamKTileM, name == "128x128" ? 128 : 256};
+  return name == "192x128" ? sched::TileShape{192, 128} : sched::TileShape{kStreamKTileM, name == "128x128" ? 128 : 256};
 }
 
 // The tile for an m x n x k product on `grid` CTAs: 128 x 128 when the output is at most 128
@@ -109,20 +105,18 @@ StreamKTile forced_streamk_tile() {
 // predicts fastest (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel
 // reads and writes in place, see in_place_shape), the same for every decomposition of the shape;
 // or the one TORCH_GROUPED_STREAMK_TILE forces.
-StreamKTile streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place) {
-  if (const StreamKTile forced = forced_streamk_tile(); forced.m > 0) return forced;
-  if (n <= 128 || row_copies) return {};  // (the row-copy kernel has 128 x 128 tiles)
+sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place) {
+  if (const std::optional<sched::TileShape> forced = forced_streamk_tile()) return *forced;
+  if (n <= 128 || row_copies) return kNarrowTile;  // (the row-copy kernel has 128 x 128 tiles)
   if (m == 0 || k == 0) return {kStreamKTileM, 256};  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
-  const sched::StreamKTileOption options[] = {{kStreamKTileM, 256, models.tile_model(kStreamKTileM, 256, in_place)},
-                                              {kStreamKTileM, 128, models.tile_model(kStreamKTileM, 128, in_place)},
-                                              {192, 128, models.tall}};
+  const sched::StreamKTileOption options[] = {{{kStreamKTileM, 256}, models.tile_model(kStreamKTileM, 256, in_place)},
+                                              {kNarrowTile, models.tile_model(kStreamKTileM, 128, in_place)},
+                                              {{192, 128}, models.tall}};
   // (the tall tile where this GPU's calibration has it, and for shapes read and written in place:
   // fitted on those only)
   const int count = models.tall_weighed && in_place ? 3 : 2;
-  const sched::StreamKTileOption& chosen =
-      options[choose_streamk_tile_cached(options, count, m, n, k, kTileK, grid, /*may_separate=*/true)];
-  return {int(chosen.tile_m), int(chosen.tile_n)};
+  return options[choose_streamk_tile_cached(options, count, m, n, k, kTileK, grid, /*may_separate=*/true)].tile;
 }
 
 // The operands the row-copy kernel reads in place (kernels/row_copy.cuh), when streamk_mm takes it:
@@ -142,8 +136,8 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   const std::string setting = v == nullptr ? "" : v;
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_ROW_COPIES must be 0 or 1; got '", setting, "'");
-  const StreamKTile forced = forced_streamk_tile();
-  if (setting == "0" || (forced.m > 0 && !(forced.m == kStreamKTileM && forced.n == 128))) return {};
+  const std::optional<sched::TileShape> forced = forced_streamk_tile();
+  if (setting == "0" || (forced && !(forced->m == kNarrowTile.m && forced->n == kNarrowTile.n))) return {};
   RowCopies r;
   const bool a_tma = StagedOperands::addressable(a), b_tma = StagedOperands::addressable(b, k_major);
   if (!a_tma) r.a = StagedOperands::row_source(a);
@@ -189,7 +183,7 @@ struct KernelOperands {
   bool b_k_major = false;
   RowCopies rows;
   bool in_place = true;  // in_place_shape: the tile models of shapes read and written in place
-  StreamKTile tile;
+  sched::TileShape tile = kNarrowTile;
   int64_t k = 0;         // the K the kernel runs
   int k_passes = 1;      // the passes over the operands in it (3xTF32: 3)
   int tile_k = kTileK;   // its K step
@@ -347,14 +341,15 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
       tile_n == 256 && o.tile.m == kStreamKTileM && cluster == 1 ? output_map(out, /*by_default=*/true) : std::nullopt;
   if (c_map) p.c_map = *c_map;
 
-  // In clusters a slot holds a pair tile, and a tile's counters serve both CTAs' warpgroups.
+  // A counter per consumer warpgroup of a tile (64 rows each); in clusters a slot holds a pair
+  // tile, and a tile's counters serve both CTAs' warpgroups.
   const int64_t slots = p.streamk.workspace_slots();
   at::Tensor workspace;
   if (slots > 0) {
     workspace = at::empty({slots, plan_tile_m * tile_n}, a.options().dtype(at::kFloat));
     p.workspace = workspace.data_ptr<float>();
     if (!p.streamk.separate_fixup)
-      p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * o.tile.consumers() * cluster, keep);
+      p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * (o.tile.m / 64) * cluster, keep);
   }
   kernels::streamk_kernel(input, o.b_k_major, o.tile.m, tile_n, c_map.has_value(), o.rows.on(), cluster)(
       p, static_cast<int>(p.streamk.grid * cluster), stream);
@@ -371,10 +366,10 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   const int64_t g = persistent_grid(device, grid);
   if (a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1))) return {kStreamKTileM, 128, tile_k(at::kFloat)};
   if (!kernel_dtype(a.scalar_type())) {  // cuBLAS runs: the answer of a 16-bit call read in place
-    const StreamKTile tile = streamk_tile(device, a.size(0), b.size(1), a.size(1), g, false, true);
+    const sched::TileShape tile = streamk_tile(device, a.size(0), b.size(1), a.size(1), g, false, true);
     return {tile.m, tile.n, kTileK};
   }
-  const StreamKTile tile = half_operand_shape(a, b, device, g).tile;
+  const sched::TileShape tile = half_operand_shape(a, b, device, g).tile;
   return {tile.m, tile.n, kTileK};
 }
 

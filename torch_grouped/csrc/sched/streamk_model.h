@@ -121,7 +121,7 @@ inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int
 // differ per tile (a 128 x 128 iteration is half the MACs of a 128 x 256 one, but costs about two
 // thirds of its time: it reads more operand bytes per MAC; H100, session 12).
 struct StreamKTileOption {
-  int64_t tile_m, tile_n;
+  TileShape tile;
   StreamKModel model;
 };
 
@@ -136,7 +136,7 @@ inline int choose_streamk_tile(const StreamKTileOption* options, int count, int6
   double best_time = 0.0;
   for (int i = 0; i < count; ++i) {
     double t = 0.0;
-    choose_streamk_plan(options[i].model, m, n, k, options[i].tile_m, options[i].tile_n, tile_k, sms, may_separate, &t);
+    choose_streamk_plan(options[i].model, m, n, k, options[i].tile.m, options[i].tile.n, tile_k, sms, may_separate, &t);
     if (i == 0 || t < best_time) best = i, best_time = t;
   }
   return best;
