@@ -131,6 +131,12 @@ def matmul_tiles(names):
     return {(int(m.group(1)), int(m.group(2))) for m in found if m}
 
 
+def transpose_kernels(names):
+    """How many of the launched kernels are the layout ops' permuted copies (kernels/permute*.cuh),
+    which stage a transposed matmul operand of 1 MB or more (cuda/staged_operands.cpp)."""
+    return sum(bool(re.search(r"torch_grouped::kernels::\w+_copy<", n)) for n in names)
+
+
 def row_copy_kernels(names):
     """How many of the launched matmul kernels read operands by row copies (kernels/row_copy.cuh):
     GroupedGemmConfig's last template argument."""

@@ -8,7 +8,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, kernels_launched, matmul_configs, matmul_tiles
+from harness import HOPPER_ONLY, kernels_launched, matmul_configs, matmul_tiles, transpose_kernels
 
 pytestmark = HOPPER_ONLY
 
@@ -399,6 +399,23 @@ def test_many_misaligned_operands_in_one_call():
     a = torch.randn(3, 70, 12, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(1, 12, 33, device="cuda", dtype=torch.bfloat16).expand(3, 12, 33)
     check(tg.grouped_mm(a, b), reference.grouped_mm(a, b, None), torch.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_transposed_operands_of_a_list(dtype):
+    """The list API with A stored M-major in every group: the two of 1 MB or more are staged by
+    the layout ops' transpose (one launch each), the small ones and a B of neither layout by one
+    pitched copy after them, in front of the matmul; every group right."""
+    shapes = [(1024, 640, 1024), (64, 128, 256), (768, 264, 2048), (100, 8, 136)]
+    a = [torch.randn(k, m, device="cuda", dtype=dtype).t() for m, n, k in shapes]
+    b = [torch.randn(k, n, device="cuda", dtype=dtype) for m, n, k in shapes]
+    b[1] = torch.randn(256, 2 * 128, device="cuda", dtype=dtype)[:, ::2]  # strided: copied
+    poison_next_allocation(sum(x.shape[0] * y.shape[1] for x, y in zip(a, b)))
+    out = []
+    names = kernels_launched(lambda: out.append(tg.gemm(a, b)))
+    assert transpose_kernels(names) == 2 and sum("pitched_copy" in x for x in names) == 1, names
+    for o, r in zip(out[0], reference.gemm(a, b)):
+        check(o, r, dtype)
 
 
 def list_problem(seed, dtype, groups):

@@ -13,7 +13,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, kernels_launched, matmul_configs, poison, row_copy_kernels
+from harness import HOPPER_ONLY, kernels_launched, matmul_configs, poison, row_copy_kernels, transpose_kernels
 
 pytestmark = HOPPER_ONLY
 
@@ -161,6 +161,27 @@ def test_transposed_and_offset_operands():
     b = base[:1024, :400].T.T         # a plain view
     check(tg.streamk_mm(a, b, decomposition="stream_k"), a, b)
     check(tg.streamk_mm(a.T.contiguous().T, b.T.contiguous().T, decomposition="split_k"), a, b)
+
+
+@pytest.mark.parametrize("m, n, k", [(128, 128, 65536), (300, 520, 4000), (1000, 264, 1024)])
+def test_transposed_a_takes_the_transpose(m, n, k):
+    """A stored M-major of 1 MB or more (a = xᵀ, as streamk_mm's own backward passes it for dB),
+    dense or an offset view with a padded stride, is staged K-major by the layout ops' transpose
+    rather than the pitched copy; the result is right and fully written. Below 1 MB it takes the
+    pitched copy (one launch for every small operand)."""
+    g = torch.Generator().manual_seed(m + k)
+    dense = torch.randn(k, m, generator=g).to("cuda", torch.bfloat16).T
+    offset = torch.randn(k + 8, m + 24, generator=g).to("cuda", torch.bfloat16)[8:, 16:16 + m].T
+    b = torch.randn(k, n, generator=g).to("cuda", torch.bfloat16)
+    for a in (dense, offset):
+        poison()
+        out = []
+        names = kernels_launched(lambda: out.append(tg.streamk_mm(a, b)))
+        assert transpose_kernels(names) == 1 and not any("pitched_copy" in x for x in names), names
+        check(out[0], a, b)
+    small = dense[:, : ((1 << 19) // m - 8) // 8 * 8]  # under 1 MB, K a multiple of 8
+    names = kernels_launched(lambda: tg.streamk_mm(small, b[: small.shape[1]]))
+    assert transpose_kernels(names) == 0 and any("pitched_copy" in x for x in names), names
 
 
 # The epilogue through TMA stores: streamk_mm's default for 128x256 tiles and 16-byte aligned output

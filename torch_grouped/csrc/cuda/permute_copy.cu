@@ -20,6 +20,7 @@
 #include "layout_cuda.h"
 #include "permute_batch.h"
 #include "permute_gather.h"
+#include "permute_into.h"
 #include "permute_pair.h"
 #include "permute_small.h"
 #include "permute_tma.h"
@@ -146,10 +147,10 @@ int tile2d_blocks_per_sm() {
 }
 
 template <typename T>
-void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, PermuteKind kind, Variant variant) {
+void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, PermuteKind kind, Variant variant,
+                  cudaStream_t stream) {
   const T* in = static_cast<const T*>(in_raw);
   T* out = static_cast<T*>(out_raw);
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   constexpr int T_ = kernels::kPermuteThreads;
   const bool next = variant == Variant::Next;
   // next: gathers, row copies of 16-byte (widened) elements, and tensors of a few KB whatever
@@ -216,7 +217,7 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
     if (vin == 1 && vout == 1 && variant != Variant::Box && !(next && sizeof(T) == 16)) {
       // No vector fits on either side (odd inner sizes, as in (3, H, W, 7) → (7, H, W, 3)):
       // element-wise tiles only add shared-memory traffic to the same scalar accesses.
-      return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather, variant);
+      return launch_typed<T>(in_raw, out_raw, shape, PermuteKind::Gather, variant, stream);
     }
     const int64_t blocks = grid_stride_blocks(p.total_boxes);
     const size_t smem = static_cast<size_t>(p.smem_elems) * sizeof(T);
@@ -231,6 +232,21 @@ void launch_typed(const void* in_raw, void* out_raw, const PermuteShape& shape, 
 
 }  // namespace
 
+void permute_into(const void* in, void* out, int64_t element_size, int rank, const int64_t* sizes,
+                  const int64_t* strides, const int64_t* dims, cudaStream_t stream) {
+  PermuteShape shape = simplify_permutation(rank, sizes, strides, dims);
+  const Variant variant = forced_variant();
+  // The default (next): wider elements where whole runs move (NCHW8c -> NHWC in fp16: 16-byte elements)
+  if (variant == Variant::Next) element_size = widen_elements(shape, element_size, reinterpret_cast<uintptr_t>(in));
+  const PermuteKind kind = choose_permute_kind(shape, element_size);
+  if (kind == PermuteKind::Empty) return;
+  const bool launched = with_element_size(element_size, [&](auto E) {
+    launch_typed<kernels::BytesOf<decltype(E)::value>>(in, out, shape, kind, variant, stream);
+    return true;
+  });
+  TORCH_CHECK(launched, "permute_copy: element size ", element_size, " is not supported");
+}
+
 namespace {
 
 // x's memory seen as (sizes, strides) of `rank` axes, permuted by `dims` into a fresh contiguous
@@ -240,21 +256,10 @@ namespace {
 at::Tensor permute_strided(const at::Tensor& x, int rank, const int64_t* sizes, const int64_t* strides,
                            const int64_t* dims, at::IntArrayRef out_sizes) {
   at::Tensor out = at::detail::empty_cuda(out_sizes, x.scalar_type(), x.device(), std::nullopt);
-  PermuteShape shape = simplify_permutation(rank, sizes, strides, dims);
-  const void* in = x.const_data_ptr();  // includes the storage offset
-  const Variant variant = forced_variant();
-  // The default (next): wider elements where whole runs move (NCHW8c -> NHWC in fp16: 16-byte elements)
-  const int64_t element_size = variant == Variant::Next
-                                   ? widen_elements(shape, x.element_size(), reinterpret_cast<uintptr_t>(in))
-                                   : x.element_size();
-  const PermuteKind kind = choose_permute_kind(shape, element_size);
-  if (kind == PermuteKind::Empty) return out;
   const c10::cuda::CUDAGuard guard(x.device());
-  const bool launched = with_element_size(element_size, [&](auto E) {
-    launch_typed<kernels::BytesOf<decltype(E)::value>>(in, out.data_ptr(), shape, kind, variant);
-    return true;
-  });
-  TORCH_CHECK(launched, "permute_copy: element size ", element_size, " is not supported");
+  // (const_data_ptr includes the storage offset)
+  permute_into(x.const_data_ptr(), out.data_ptr(), x.element_size(), rank, sizes, strides, dims,
+               c10::cuda::getCurrentCUDAStream().stream());
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include <ATen/cuda/EmptyTensor.h>
 
+#include "permute_into.h"
+
 namespace torch_grouped {
 
 namespace {
@@ -14,6 +16,19 @@ void as_operand(const at::Tensor& t, bool transposed, int64_t (&sizes)[3], int64
   const int row = transposed ? r + 1 : r, col = transposed ? r : r + 1;
   sizes[0] = r ? t.size(0) : 1, sizes[1] = t.size(row), sizes[2] = t.size(col);
   strides[0] = r ? t.stride(0) : t.numel(), strides[1] = t.stride(row), strides[2] = t.stride(col);
+}
+
+// Whether `job` goes through the layout ops' transpose (cuda/permute_into.h) rather than the
+// pitched copy: a transposed operand (its unit stride along the rows, as A = xᵀ is M-major) whose
+// rows need no padding, of 1 MB or more. The pitched copy reads such a source with 2-byte loads a
+// row apart, a sector each: A of 128 x 65536 took 56 µs (0.6 TB/s read and written) in front of a
+// 27 µs streamk_mm (H200, session 45); the transpose moves it through shared-memory tiles,
+// coalesced on both sides, in one launch of its own, which below about 1 MB costs more than the
+// slow copy saves.
+bool transposes(const PitchedCopyJob& job) {
+  constexpr int64_t kMinBytes = int64_t{1} << 20;
+  return job.stride[1] == 1 && job.stride[2] >= job.outer && job.outer > 1 && job.pitch == job.inner &&
+         job.batch * job.outer * job.inner * 2 >= kMinBytes;
 }
 
 }  // namespace
@@ -64,14 +79,24 @@ void StagedOperands::copy(const at::Device& device, cudaStream_t stream, std::ve
   // Straight to the CUDA allocator (through the dispatcher, at::empty costs microseconds).
   keep.push_back(at::detail::empty_cuda({bytes_}, at::kByte, device, std::nullopt));
   auto* base = keep.back().data_ptr<uint8_t>();
+  std::vector<PitchedCopyJob> pitched;
   for (size_t j = 0; j < jobs_.size(); ++j) {
     PitchedCopyJob& job = jobs_[j];
     job.dst = reinterpret_cast<uint16_t*>(base + reinterpret_cast<uintptr_t>(job.dst));
     const int64_t sizes[3] = {job.batch, job.outer, job.inner};
     const int64_t strides[3] = {job.outer * job.pitch, job.pitch, 1};
     operands_[job_operand_[j]] = tma_operand(job.dst, dtype_, sizes, strides);
+    // The transposes first: the matmul launches as a programmatic dependent of the last kernel in
+    // front of it, which the pitched copy lets start early and a transpose kernel does not; the
+    // pitched copy itself is a plain launch, so it starts once the transposes have finished.
+    if (transposes(job)) {
+      constexpr int64_t dims[3] = {0, 1, 2};
+      permute_into(job.src, job.dst, 2, 3, sizes, job.stride, dims, stream);
+    } else {
+      pitched.push_back(job);
+    }
   }
-  launch_pitched_copies(jobs_, stream);
+  if (!pitched.empty()) launch_pitched_copies(pitched, stream);
   jobs_.clear();
   job_operand_.clear();
   bytes_ = 0;
