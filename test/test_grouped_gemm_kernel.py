@@ -401,21 +401,31 @@ def test_many_misaligned_operands_in_one_call():
     check(tg.grouped_mm(a, b), reference.grouped_mm(a, b, None), torch.bfloat16)
 
 
-@pytest.mark.parametrize("dtype", HALF)
-def test_transposed_operands_of_a_list(dtype):
-    """The list API with A stored M-major in every group: the two of 1 MB or more are staged by
-    the layout ops' transpose (one launch each), the small ones and a B of neither layout by one
-    pitched copy after them, in front of the matmul; every group right."""
+def transposed_list(dtype):
+    """A list problem with A stored M-major in every group: two of 1 MB or more, two small ones,
+    and a B of neither layout."""
     shapes = [(1024, 640, 1024), (64, 128, 256), (768, 264, 2048), (100, 8, 136)]
     a = [torch.randn(k, m, device="cuda", dtype=dtype).t() for m, n, k in shapes]
     b = [torch.randn(k, n, device="cuda", dtype=dtype) for m, n, k in shapes]
     b[1] = torch.randn(256, 2 * 128, device="cuda", dtype=dtype)[:, ::2]  # strided: copied
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_transposed_operands_of_a_list(dtype):
+    """The big transposed A's staged by the layout ops' transpose, the others by one pitched copy
+    after them, in front of the matmul: every group right."""
+    a, b = transposed_list(dtype)
     poison_next_allocation(sum(x.shape[0] * y.shape[1] for x, y in zip(a, b)))
-    out = []
-    names = kernels_launched(lambda: out.append(tg.gemm(a, b)))
-    assert transpose_kernels(names) == 2 and sum("pitched_copy" in x for x in names) == 1, names
-    for o, r in zip(out[0], reference.gemm(a, b)):
+    for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
         check(o, r, dtype)
+
+
+def test_transposed_operands_of_a_list_take_their_kernels():
+    """One transpose launch for each A of 1 MB or more, one pitched copy for the rest."""
+    a, b = transposed_list(torch.bfloat16)
+    names = kernels_launched(lambda: tg.gemm(a, b))
+    assert transpose_kernels(names) == 2 and sum("pitched_copy" in x for x in names) == 1, names
 
 
 def list_problem(seed, dtype, groups):

@@ -163,24 +163,33 @@ def test_transposed_and_offset_operands():
     check(tg.streamk_mm(a.T.contiguous().T, b.T.contiguous().T, decomposition="split_k"), a, b)
 
 
+def transposed_a(m, k, offset=False, seed=0):
+    """A of m x k stored M-major (as xᵀ): dense, or an offset view with a padded row stride."""
+    g = torch.Generator().manual_seed(seed)
+    if offset:
+        return torch.randn(k + 8, m + 24, generator=g).to("cuda", torch.bfloat16)[8:, 16:16 + m].T
+    return torch.randn(k, m, generator=g).to("cuda", torch.bfloat16).T
+
+
+@pytest.mark.parametrize("offset", [False, True])
 @pytest.mark.parametrize("m, n, k", [(128, 128, 65536), (300, 520, 4000), (1000, 264, 1024)])
-def test_transposed_a_takes_the_transpose(m, n, k):
+def test_transposed_a_matches_mm(m, n, k, offset):
     """A stored M-major of 1 MB or more (a = xᵀ, as streamk_mm's own backward passes it for dB),
-    dense or an offset view with a padded stride, is staged K-major by the layout ops' transpose
-    rather than the pitched copy; the result is right and fully written. Below 1 MB it takes the
-    pitched copy (one launch for every small operand)."""
-    g = torch.Generator().manual_seed(m + k)
-    dense = torch.randn(k, m, generator=g).to("cuda", torch.bfloat16).T
-    offset = torch.randn(k + 8, m + 24, generator=g).to("cuda", torch.bfloat16)[8:, 16:16 + m].T
-    b = torch.randn(k, n, generator=g).to("cuda", torch.bfloat16)
-    for a in (dense, offset):
-        poison()
-        out = []
-        names = kernels_launched(lambda: out.append(tg.streamk_mm(a, b)))
-        assert transpose_kernels(names) == 1 and not any("pitched_copy" in x for x in names), names
-        check(out[0], a, b)
-    small = dense[:, : ((1 << 19) // m - 8) // 8 * 8]  # under 1 MB, K a multiple of 8
-    names = kernels_launched(lambda: tg.streamk_mm(small, b[: small.shape[1]]))
+    dense or an offset view with a padded stride, staged K-major by the layout ops' transpose:
+    right and fully written."""
+    a = transposed_a(m, k, offset)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    poison()
+    check(tg.streamk_mm(a, b), a, b)
+
+
+def test_transposed_a_takes_its_kernel():
+    """The transpose (one launch, no pitched copy) for A of 1 MB or more; the pitched copy below."""
+    a, b = transposed_a(300, 4000), torch.randn(4000, 520, device="cuda", dtype=torch.bfloat16)
+    names = kernels_launched(lambda: tg.streamk_mm(a, b))
+    assert transpose_kernels(names) == 1 and not any("pitched_copy" in x for x in names), names
+    small = a[:, :1736]  # under 1 MB, K a multiple of 8
+    names = kernels_launched(lambda: tg.streamk_mm(small, b[:1736]))
     assert transpose_kernels(names) == 0 and any("pitched_copy" in x for x in names), names
 
 

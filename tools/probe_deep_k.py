@@ -39,6 +39,22 @@ def backward_line(m, n, k):
           flush=True)
 
 
+def backward_kernels(m, n, k):
+    """The kernels of one forward and backward through streamk_mm (tools/kernel_breakdown.py)."""
+    from kernel_breakdown import kernels
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn(m, n, device="cuda", dtype=torch.bfloat16)
+
+    def step():
+        a.grad = b.grad = None
+        tg.streamk_mm(a, b).backward(dy)
+    found = kernels(step)
+    print(f"{m}x{n}x{k} forward + backward: {sum(t for t, _ in found.values()):.1f} µs of kernels")
+    for (name, grid), (t, count) in sorted(found.items(), key=lambda kv: -kv[1][0]):
+        print(f"    {t:8.1f} µs  x{count:.0f}  grid {list(grid)}  {name[:150]}", flush=True)
+
+
 def main():
     for m, n, k in ((128, 128, 65536), (256, 256, 131072)):
         for kk in (k, k - 8):
