@@ -1,6 +1,7 @@
 """Every op under torch.compile(fullgraph=True), with static and dynamic shapes, and through
-torch.export, over its shared samples; and a small MoE layer, forward and backward, compiled with
-dynamic shapes, and exported with a dynamic token count."""
+torch.export, over its shared samples; a small MoE layer, forward and backward, compiled with
+dynamic shapes, and exported with a dynamic token count; and a linear layer through streamk_mm
+trained compiled."""
 import pytest
 import torch
 from torch.utils._pytree import tree_flatten
@@ -100,6 +101,27 @@ def test_moe_layer_forward_backward_dynamic(backend, device):
         for g, e in zip([p.grad for p in model.parameters() if p.grad is not None], eager_grads):
             torch.testing.assert_close(g, e)
         model.zero_grad()
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_streamk_mm_trains_compiled_dynamic(backend, device):
+    """A linear layer through streamk_mm, whose autograd kernel is C++ (csrc/common/
+    streamk_autograd.cpp): compiled with dynamic shapes, the gradients of both operands are
+    eager's, over batch sizes that recompile nothing; only the weight needing a gradient too."""
+    torch.manual_seed(1)
+    w = torch.randn(48, 24, device=device, requires_grad=True)
+    step = lambda x: tg.streamk_mm(torch.relu(x), w).square().sum()  # noqa: E731
+    compiled = torch.compile(step, fullgraph=True, dynamic=True, backend=backend)
+    for rows, x_grad in ((40, True), (72, True), (56, False)):
+        x = torch.randn(rows, 48, device=device, requires_grad=x_grad)
+        step(x).backward()
+        eager = (x.grad, w.grad.clone())
+        x.grad, w.grad = None, None
+        compiled(x).backward()
+        if x_grad:
+            torch.testing.assert_close(x.grad, eager[0])
+        torch.testing.assert_close(w.grad, eager[1])
+        w.grad = None
 
 
 def test_moe_layer_exports_with_dynamic_tokens(device):

@@ -1,4 +1,5 @@
-"""Autograd for every op; each backward calls torch.ops.grouped.* again."""
+"""Autograd for every op but streamk_mm (its kernel is in C++: csrc/common/streamk_autograd.cpp);
+each backward calls torch.ops.grouped.* again."""
 import torch
 
 _ops = torch.ops.grouped
@@ -69,17 +70,6 @@ def _syr2k_backward(ctx, grads):
     return da, db, dc
 
 
-def _streamk_setup(ctx, inputs, keyword_only_inputs, output):
-    ctx.save_for_backward(inputs[0], inputs[1])
-
-
-def _streamk_backward(ctx, grad):
-    a, b = ctx.saved_tensors
-    da = _ops.streamk_mm(grad, b.t()) if ctx.needs_input_grad[0] else None
-    db = _ops.streamk_mm(a.t(), grad) if ctx.needs_input_grad[1] else None
-    return da, db
-
-
 def _permute_setup(ctx, inputs, output):
     x, dims = inputs
     rank = x.dim()
@@ -110,6 +100,5 @@ def _layout_backward(ctx, grad):
 torch.library.register_autograd("grouped::gemm", _gemm_backward, setup_context=_gemm_setup)
 torch.library.register_autograd("grouped::grouped_mm", _grouped_mm_backward, setup_context=_grouped_mm_setup)
 torch.library.register_autograd("grouped::syr2k", _syr2k_backward, setup_context=_syr2k_setup)
-torch.library.register_autograd("grouped::streamk_mm", _streamk_backward, setup_context=_streamk_setup)
 torch.library.register_autograd("grouped::permute_copy", _permute_backward, setup_context=_permute_setup)
 torch.library.register_autograd("grouped::layout_transform", _layout_backward, setup_context=_layout_setup)
