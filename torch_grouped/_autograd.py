@@ -1,5 +1,5 @@
-"""Autograd for every op but streamk_mm (its kernel is in C++: csrc/common/streamk_autograd.cpp);
-each backward calls torch.ops.grouped.* again."""
+"""Autograd for every op but streamk_mm and grouped_mm (theirs are in C++:
+csrc/common/matmul_autograd.cpp); each backward calls torch.ops.grouped.* again."""
 import torch
 
 _ops = torch.ops.grouped
@@ -24,22 +24,6 @@ def _gemm_backward(ctx, grads):
     da = _ops.gemm(g, [bi.t() for bi in b])
     db = _ops.gemm([ai.t() for ai in a], g)
     return da, db
-
-
-# grouped_mm: in every one of the four forms, dA = grouped_mm(dY, Bᵀ, offs) and
-# dB = grouped_mm(Aᵀ, dY, offs): the transposes turn each form into another of the four
-# (2D×3D ↔ 2D×2D along K, 3D×2D ↔ 2D×2D along N, 3D×3D ↔ itself).
-def _grouped_mm_setup(ctx, inputs, keyword_only_inputs, output):
-    a, b, offs = inputs[0], inputs[1], inputs[2]
-    ctx.save_for_backward(a, b, offs)
-
-
-def _grouped_mm_backward(ctx, grad):
-    a, b, offs = ctx.saved_tensors
-    grad = grad.to(a.dtype)
-    da = _ops.grouped_mm(grad, b.mT, offs) if ctx.needs_input_grad[0] else None
-    db = _ops.grouped_mm(a.mT, grad, offs) if ctx.needs_input_grad[1] else None
-    return da, db, None
 
 
 # syr2k: the output keeps the `uplo` triangle of T = alpha(ABᵀ + BAᵀ) + beta·c and mirrors it, so
@@ -98,7 +82,6 @@ def _layout_backward(ctx, grad):
 
 
 torch.library.register_autograd("grouped::gemm", _gemm_backward, setup_context=_gemm_setup)
-torch.library.register_autograd("grouped::grouped_mm", _grouped_mm_backward, setup_context=_grouped_mm_setup)
 torch.library.register_autograd("grouped::syr2k", _syr2k_backward, setup_context=_syr2k_setup)
 torch.library.register_autograd("grouped::permute_copy", _permute_backward, setup_context=_permute_setup)
 torch.library.register_autograd("grouped::layout_transform", _layout_backward, setup_context=_layout_setup)

@@ -9,43 +9,27 @@
 // (every matmul op here has them) and, as a Python kernel, cost ~15 us a grouped_mm call and ~450
 // us a gemm call of 256 tensors (H100 host, session 43).
 #include <ATen/autocast_mode.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
-#include <optional>
-#include <string>
-#include <vector>
+#include "op_signatures.h"
 
 namespace torch_grouped {
 namespace {
 
 // The op `Name` (a "grouped::…" schema) called on its arguments cast as autocast on `Device`
-// casts them, below the Autocast key. Signature: the ops' kernels' (cuda/*.h, cpu/portable.h).
+// casts them, below the Autocast key. Signature: the ops' kernels' (op_signatures.h).
 template <c10::DeviceType Device, const char* Name, class Signature>
 struct LowerPrecision;
 
 template <c10::DeviceType Device, const char* Name, class Ret, class... Args>
 struct LowerPrecision<Device, Name, Ret(Args...)> {
   static Ret call(Args... args) {
-    static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(Name, "").template typed<Ret(Args...)>();
+    const auto& op = op_handle<Name, Ret(Args...)>();
     c10::impl::ExcludeDispatchKeyGuard no_autocast(at::autocast::get_autocast_dispatch_key_from_device_type(Device));
     const at::ScalarType to = at::autocast::get_autocast_dtype(Device);
     return op.call(at::autocast::cached_cast(to, args, Device)...);
   }
 };
-
-constexpr char kGemm[] = "grouped::gemm";
-constexpr char kGroupedMm[] = "grouped::grouped_mm";
-constexpr char kSyr2k[] = "grouped::syr2k";
-constexpr char kStreamKMm[] = "grouped::streamk_mm";
-
-using GemmSignature = std::vector<at::Tensor>(at::TensorList, at::TensorList, std::optional<at::ScalarType>,
-                                              const std::string&, bool);
-using GroupedMmSignature = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                                      std::optional<at::ScalarType>);
-using Syr2kSignature = std::vector<at::Tensor>(at::TensorList, at::TensorList, at::TensorList, const std::string&,
-                                               double, double);
-using StreamKMmSignature = at::Tensor(const at::Tensor&, const at::Tensor&, const std::string&, int64_t, int64_t);
 
 template <c10::DeviceType Device>
 void register_autocast(torch::Library& m) {
