@@ -1,5 +1,6 @@
 // CUDA path of permute_copy and layout_transform: plan on the host (common/permute_plan.h), then
-// one launch of the kernel that fits (kernels/permute.cuh), on the current stream.
+// one launch of the kernel that fits (kernels/permute.cuh), on the current stream; and the same
+// copy into a caller's buffer on its stream (permute_into.h: other ops' staged operands).
 #include <ATen/ATen.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAException.h>

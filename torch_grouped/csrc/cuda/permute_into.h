@@ -8,7 +8,7 @@
 namespace torch_grouped {
 
 // Copies the memory at `in`, seen as `rank` axes of (sizes, strides) in elements of
-// `element_size` bytes, permuted by `dims`, into `out` as a contiguous array (16-byte aligned),
+// `element_size` bytes, permuted by `dims`, into `out` (16-byte aligned) as a contiguous array,
 // on `stream`, with the kernel permute_copy would run (cuda/permute_copy.cu).
 void permute_into(const void* in, void* out, int64_t element_size, int rank, const int64_t* sizes,
                   const int64_t* strides, const int64_t* dims, cudaStream_t stream);
