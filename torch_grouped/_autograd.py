@@ -1,5 +1,5 @@
-"""Autograd for every op but streamk_mm and grouped_mm (theirs are in C++:
-csrc/common/matmul_autograd.cpp); each backward calls torch.ops.grouped.* again."""
+"""Autograd of syr2k and the layout ops (the matmul ops' is C++: csrc/common/matmul_autograd.cpp);
+each backward calls torch.ops.grouped.* again."""
 import torch
 
 _ops = torch.ops.grouped
@@ -8,22 +8,6 @@ _ops = torch.ops.grouped
 def _grad_or_zeros(g, like_shape, like):
     # An output that took no part in the loss has no gradient; treat it as zeros.
     return g.to(like.dtype) if g is not None else like.new_zeros(like_shape)
-
-
-# gemm: dA_i = dC_i · B_iᵀ, dB_i = A_iᵀ · dC_i, both groups lists in one grouped call each.
-def _gemm_setup(ctx, inputs, keyword_only_inputs, output):
-    a, b = inputs[0], inputs[1]
-    ctx.groups = len(a)
-    ctx.save_for_backward(*a, *b)
-
-
-def _gemm_backward(ctx, grads):
-    saved = ctx.saved_tensors
-    a, b = saved[: ctx.groups], saved[ctx.groups:]
-    g = [_grad_or_zeros(gi, (ai.shape[0], bi.shape[1]), ai) for gi, ai, bi in zip(grads, a, b)]
-    da = _ops.gemm(g, [bi.t() for bi in b])
-    db = _ops.gemm([ai.t() for ai in a], g)
-    return da, db
 
 
 # syr2k: the output keeps the `uplo` triangle of T = alpha(ABᵀ + BAᵀ) + beta·c and mirrors it, so
@@ -81,7 +65,6 @@ def _layout_backward(ctx, grad):
     return back, None, None
 
 
-torch.library.register_autograd("grouped::gemm", _gemm_backward, setup_context=_gemm_setup)
 torch.library.register_autograd("grouped::syr2k", _syr2k_backward, setup_context=_syr2k_setup)
 torch.library.register_autograd("grouped::permute_copy", _permute_backward, setup_context=_permute_setup)
 torch.library.register_autograd("grouped::layout_transform", _layout_backward, setup_context=_layout_setup)

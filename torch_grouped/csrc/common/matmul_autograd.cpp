@@ -1,13 +1,16 @@
-// The autograd kernels of streamk_mm and grouped_mm, in C++: for y = op(A, B), dA = op(dY, Bᵀ) and
-// dB = op(Aᵀ, dY), with the last two axes transposed (for grouped_mm the transposes turn each of
-// its four forms into another, with the same offsets). The other ops register theirs from Python
-// (torch_grouped/_autograd.py); these two are here because they run in training loops on calls
-// whose kernels take tens of microseconds, where torch.library's Python autograd layer showed: a
-// forward and backward of streamk_mm 4096 x 1024 x 4096 ran 164 µs of kernels in 358 µs (0.53x
-// torch.mm's 189; H200, session 45); on a CPU with tiny tensors a forward and backward took 221 µs
-// of host time (streamk_mm, against 69 in C++ and torch.mm's 31-54) and 192 µs (grouped_mm).
+// The autograd kernels of the matmul ops streamk_mm, grouped_mm and gemm, in C++: for y = op(A, B),
+// dA = op(dY, Bᵀ) and dB = op(Aᵀ, dY), with the last two axes transposed (for grouped_mm the
+// transposes turn each of its four forms into another, with the same offsets; gemm does it per
+// group). syr2k and the layout ops register theirs from Python (torch_grouped/_autograd.py); these
+// are here because they run in training loops on calls whose kernels take tens of microseconds,
+// where torch.library's Python autograd layer showed: a forward and backward of streamk_mm 4096 x
+// 1024 x 4096 ran 164 µs of kernels in 358 µs (0.53x torch.mm's 189; H200, session 45); on a CPU
+// with tiny tensors a forward and backward took 221 µs of host time (streamk_mm; 69-88 in C++,
+// torch.mm's 31-54), 192 µs (grouped_mm; 92 in C++) and 345 µs (gemm, 4 groups).
 #include <torch/autograd.h>
 #include <torch/library.h>
+
+#include <algorithm>
 
 #include "op_signatures.h"
 
@@ -67,6 +70,45 @@ class GroupedMatmul : public torch::autograd::Function<GroupedMatmul> {
   }
 };
 
+// gemm's lists: dA_i = dC_i · B_iᵀ, dB_i = A_iᵀ · dC_i, each list in one grouped call; an output
+// that took no part in the loss has no gradient and counts as zeros (in the inputs' dtype, as every
+// gradient: an fp32 out_dtype's is cast back).
+class GemmLists : public torch::autograd::Function<GemmLists> {
+ public:
+  static variable_list forward(AutogradContext* ctx, at::TensorList a, at::TensorList b,
+                               std::optional<at::ScalarType> out_dtype, const std::string& schedule, bool sort_by_k) {
+    variable_list both(a.begin(), a.end());
+    both.insert(both.end(), b.begin(), b.end());
+    ctx->save_for_backward(both);
+    at::AutoDispatchBelowADInplaceOrView below;
+    return op_handle<kGemm, GemmSignature>().call(a, b, out_dtype, schedule, sort_by_k);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const size_t groups = saved.size() / 2;
+    variable_list g(groups), a_t(groups), b_t(groups);
+    for (size_t i = 0; i < groups; ++i) {
+      const at::Tensor &a = saved[i], &b = saved[groups + i];
+      g[i] = grads[i].defined() ? grads[i].to(a.scalar_type()) : at::zeros({a.size(0), b.size(1)}, a.options());
+      a_t[i] = a.t(), b_t[i] = b.t();
+    }
+    const auto& gemm = op_handle<kGemm, GemmSignature>();
+    variable_list result(2 * groups + 3);  // (out_dtype, schedule and sort_by_k: none)
+    bool need_a = false, need_b = false;
+    for (size_t i = 0; i < groups; ++i) need_a |= ctx->needs_input_grad(i), need_b |= ctx->needs_input_grad(groups + i);
+    if (need_a) {
+      const variable_list da = gemm.call(g, b_t, std::nullopt, "auto", true);
+      std::copy(da.begin(), da.end(), result.begin());
+    }
+    if (need_b) {
+      const variable_list db = gemm.call(a_t, g, std::nullopt, "auto", true);
+      std::copy(db.begin(), db.end(), result.begin() + groups);
+    }
+    return result;
+  }
+};
+
 at::Tensor streamk_mm_autograd(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
                                int64_t splits, int64_t grid) {
   return StreamKMatmul::apply(a, b, decomposition, splits, grid);
@@ -77,9 +119,15 @@ at::Tensor grouped_mm_autograd(const at::Tensor& a, const at::Tensor& b, const s
   return GroupedMatmul::apply(a, b, offs, out_dtype);
 }
 
+std::vector<at::Tensor> gemm_autograd(at::TensorList a, at::TensorList b, std::optional<at::ScalarType> out_dtype,
+                                      const std::string& schedule, bool sort_by_k) {
+  return GemmLists::apply(a, b, out_dtype, schedule, sort_by_k);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(grouped, Autograd, m) {
+  m.impl("gemm", &gemm_autograd);
   m.impl("streamk_mm", &streamk_mm_autograd);
   m.impl("grouped_mm", &grouped_mm_autograd);
 }
