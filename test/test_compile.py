@@ -106,8 +106,9 @@ def test_moe_layer_forward_backward_dynamic(backend, device):
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_streamk_mm_trains_compiled_dynamic(backend, device):
     """A linear layer through streamk_mm, whose autograd kernel is C++ (csrc/common/
-    matmul_autograd.cpp, as grouped_mm's, which the MoE layer trains through): compiled with dynamic shapes, the gradients of both operands are
-    eager's, over batch sizes that recompile nothing; only the weight needing a gradient too."""
+    matmul_autograd.cpp, as grouped_mm's, which the MoE layer trains through): compiled with
+    dynamic shapes, the gradients of both operands are eager's, over batch sizes that recompile
+    nothing; and with only the weight needing a gradient."""
     torch.manual_seed(1)
     w = torch.randn(48, 24, device=device, requires_grad=True)
     step = lambda x: tg.streamk_mm(torch.relu(x), w).square().sum()  # noqa: E731
