@@ -2,6 +2,8 @@
 
 #include <ATen/cuda/EmptyTensor.h>
 
+#include <algorithm>
+
 #include "permute_into.h"
 
 namespace torch_grouped {
@@ -79,7 +81,6 @@ void StagedOperands::copy(const at::Device& device, cudaStream_t stream, std::ve
   // Straight to the CUDA allocator (through the dispatcher, at::empty costs microseconds).
   keep.push_back(at::detail::empty_cuda({bytes_}, at::kByte, device, std::nullopt));
   auto* base = keep.back().data_ptr<uint8_t>();
-  std::vector<PitchedCopyJob> pitched;
   for (size_t j = 0; j < jobs_.size(); ++j) {
     PitchedCopyJob& job = jobs_[j];
     job.dst = reinterpret_cast<uint16_t*>(base + reinterpret_cast<uintptr_t>(job.dst));
@@ -92,11 +93,11 @@ void StagedOperands::copy(const at::Device& device, cudaStream_t stream, std::ve
     if (transposes(job)) {
       constexpr int64_t dims[3] = {0, 1, 2};
       permute_into(job.src, job.dst, 2, 3, sizes, job.stride, dims, stream);
-    } else {
-      pitched.push_back(job);
     }
   }
-  if (!pitched.empty()) launch_pitched_copies(pitched, stream);
+  // (the rest in place: no second list of jobs on every call)
+  jobs_.erase(std::remove_if(jobs_.begin(), jobs_.end(), transposes), jobs_.end());
+  if (!jobs_.empty()) launch_pitched_copies(jobs_, stream);
   jobs_.clear();
   job_operand_.clear();
   bytes_ = 0;
