@@ -175,8 +175,9 @@ def transposed_a(m, k, offset=False, seed=0):
 @pytest.mark.parametrize("m, n, k", [(128, 128, 65536), (300, 520, 4000), (1000, 264, 1024)])
 def test_transposed_a_matches_mm(m, n, k, offset):
     """A stored M-major of 1 MB or more (a = xᵀ, as streamk_mm's own backward passes it for dB),
-    dense or an offset view with a padded stride, staged K-major by the layout ops' transpose:
-    right and fully written."""
+    dense or an offset view with a padded stride: read where it lies where TMA addresses it so (M a
+    multiple of 8, dense), else staged K-major (the layout ops' transpose, or the pitched copy for
+    a padded stride): right and fully written either way."""
     a = transposed_a(m, k, offset)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
     poison()
@@ -184,13 +185,60 @@ def test_transposed_a_matches_mm(m, n, k, offset):
 
 
 def test_transposed_a_takes_its_kernel():
-    """The transpose (one launch, no pitched copy) for A of 1 MB or more; the pitched copy below."""
+    """A M-major whose row stride TMA cannot address (M = 300: 600 bytes) is staged: the transpose
+    (one launch, no pitched copy) for A of 1 MB or more; the pitched copy below."""
     a, b = transposed_a(300, 4000), torch.randn(4000, 520, device="cuda", dtype=torch.bfloat16)
     names = kernels_launched(lambda: tg.streamk_mm(a, b))
     assert transpose_kernels(names) == 1 and not any("pitched_copy" in x for x in names), names
     small = a[:, :1736]  # under 1 MB, K a multiple of 8
     names = kernels_launched(lambda: tg.streamk_mm(small, b[:1736]))
     assert transpose_kernels(names) == 0 and any("pitched_copy" in x for x in names), names
+
+
+# A stored M-major that TMA addresses so (M a multiple of 8, B N-major): the kernel that reads A in
+# 64-row boxes where it lies (kernels::streamk_a_m_major_kernel), nothing copied in front. M below,
+# across and off the 64-row box; N at most 128 (the 128 x 128 kernel) and wider; K off the K step.
+A_M_MAJOR_SHAPES = [
+    (128, 128, 65536),   # one tile cut over every CTA (the fixup's two levels)
+    (1000, 264, 1000),   # M, N, K off the tiles
+    (8, 520, 3000),      # A narrower than one box
+    (200, 72, 5000),     # the 128 x 128 kernel, N off the tile
+    (1920, 2816, 576),   # a full wave and a ragged one
+]
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k", A_M_MAJOR_SHAPES)
+def test_a_m_major_read_in_place(decomposition, m, n, k):
+    for dtype in (torch.bfloat16, torch.float16):
+        a = transposed_a(m, k).to(dtype)
+        b = torch.randn(k, n, device="cuda", dtype=dtype)
+        poison()
+        check(tg.streamk_mm(a, b, decomposition=decomposition, splits=3), a, b)
+
+
+def test_a_m_major_takes_its_kernel(monkeypatch):
+    """An addressable M-major A with B N-major: one launch of the A-M-major kernel (the
+    configuration's A K-major argument false), no copy; TORCH_GROUPED_STREAMK_A_M_MAJOR=0 stages it
+    (the transpose) and gives the same values; B K-major stages it too (no such kernel); another
+    setting is an error."""
+    a = transposed_a(1000, 4000)
+    b = torch.randn(4000, 520, device="cuda", dtype=torch.bfloat16)
+    monkeypatch.delenv("TORCH_GROUPED_STREAMK_A_M_MAJOR", raising=False)
+    names = kernels_launched(lambda: tg.streamk_mm(a, b))
+    assert matmul_configs(names) == {(1, False, False)} and transpose_kernels(names) == 0, names
+    assert not any("pitched_copy" in x for x in names), names
+    in_place = tg.streamk_mm(a, b)
+    b_k_major = b.T.contiguous().T
+    names = kernels_launched(lambda: tg.streamk_mm(a, b_k_major))
+    assert transpose_kernels(names) == 1 and all(c[2] for c in matmul_configs(names)), names
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_A_M_MAJOR", "0")
+    names = kernels_launched(lambda: tg.streamk_mm(a, b))
+    assert transpose_kernels(names) == 1 and all(c[2] for c in matmul_configs(names)), names
+    reference.assert_close(tg.streamk_mm(a, b), in_place.float(), a.dtype)
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_A_M_MAJOR", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_A_M_MAJOR"):
+        tg.streamk_mm(a, b)
 
 
 # The epilogue through TMA stores: streamk_mm's default for 128x256 tiles and 16-byte aligned output

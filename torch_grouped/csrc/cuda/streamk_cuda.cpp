@@ -104,8 +104,10 @@ std::optional<sched::TileShape> forced_streamk_tile() {
 // wide (half of every 256-wide tile would be padding), else the one whose best plan the model
 // predicts fastest (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel
 // reads and writes in place, see in_place_shape), the same for every decomposition of the shape;
-// or the one TORCH_GROUPED_STREAMK_TILE forces.
-sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place) {
+// or the one TORCH_GROUPED_STREAMK_TILE forces. `tall_allowed` false: the 128-row tiles only (the
+// kernels that read A M-major).
+sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place,
+                              bool tall_allowed = true) {
   if (const std::optional<sched::TileShape> forced = forced_streamk_tile()) return *forced;
   if (n <= 128 || row_copies) return kNarrowTile;  // (the row-copy kernel has 128 x 128 tiles)
   if (m == 0 || k == 0) return {kStreamKTileM, 256};  // nothing to run (streamk_mm returns before any plan); no plan to weigh
@@ -115,7 +117,7 @@ sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64
                                               {{192, 128}, models.tall}};
   // (the tall tile where this GPU's calibration has it, and for shapes read and written in place:
   // fitted on those only)
-  const int count = models.tall_weighed && in_place ? 3 : 2;
+  const int count = models.tall_weighed && in_place && tall_allowed ? 3 : 2;
   return options[choose_streamk_tile_cached(options, count, m, n, k, kTileK, grid, /*may_separate=*/true)].tile;
 }
 
@@ -155,10 +157,25 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
 // Whether the TMA kernel reads a and b and writes the m x n output where they lie: no pitched copy
 // (nor row copies), the output's rows 16-byte aligned. Its costs differ off that path (a copy of
 // the operands in front; the shifted staging of unaligned output rows, dearer per tile), so
-// `auto` weighs such shapes with their own models (StreamKModels::tile_model).
-bool in_place_shape(const at::Tensor& a, const at::Tensor& b, bool k_major) {
-  return StagedOperands::addressable(a) && StagedOperands::addressable(b, k_major) &&
+// `auto` weighs such shapes with their own models (StreamKModels::tile_model). `a_m_major`: A is
+// read M-major (reads_a_m_major, which has checked that TMA addresses it so).
+bool in_place_shape(const at::Tensor& a, const at::Tensor& b, bool k_major, bool a_m_major) {
+  return (a_m_major || StagedOperands::addressable(a)) && StagedOperands::addressable(b, k_major) &&
          (b.size(1) * int64_t(b.element_size())) % 16 == 0;
+}
+
+// Whether the kernel reads A M-major where it lies (kernels::streamk_a_m_major_kernel): an A whose
+// unit stride is along M (a transposed view, such as streamk_mm's own backward passes for dB =
+// Aᵀ·dY) that TMA addresses that way and not K-major, with B N-major and addressable as it lies,
+// unless a 192-row tile is forced (128-row tiles only). Elsewhere such an A is staged K-major
+// first (StagedOperands: the layout ops' transpose from 1 MB, 17.7 µs for 4096² bf16 on an H200,
+// else the pitched copy). TORCH_GROUPED_STREAMK_A_M_MAJOR=0 always stages it (the benchmarks'
+// A/B runs, tests); unset or 1 reads it in place wherever it can.
+bool reads_a_m_major(const at::Tensor& a, const at::Tensor& b, bool b_k_major) {
+  if (!on_our_kernel(kernel_switch("TORCH_GROUPED_STREAMK_A_M_MAJOR"), true)) return false;
+  const std::optional<sched::TileShape> forced = forced_streamk_tile();
+  return !b_k_major && !(forced && forced->m != kStreamKTileM) && !StagedOperands::addressable(a) &&
+         StagedOperands::addressable(a, /*transposed=*/true) && StagedOperands::addressable(b);
 }
 
 // Whether the plan runs in 2 x 1 clusters where a clustered kernel exists (no row copies, no
@@ -181,6 +198,7 @@ int64_t persistent_grid(int device, int64_t grid) {
 struct KernelOperands {
   bool addressable = true;  // false: beyond TMA's extents (cuBLAS instead)
   bool b_k_major = false;
+  bool a_m_major = false;  // reads_a_m_major
   RowCopies rows;
   bool in_place = true;  // in_place_shape: the tile models of shapes read and written in place
   sched::TileShape tile = kNarrowTile;
@@ -192,17 +210,18 @@ struct KernelOperands {
   std::optional<TmaOperand> b;
 };
 
-// bf16 / fp16, what streamk_mm decides of the operands before copying any: B's layout, the row
-// copies, whether the TMA kernel reads and writes in place, and the tile (the private ops that
-// report the call's tile and walk decide through this too).
+// bf16 / fp16, what streamk_mm decides of the operands before copying any: B's layout, whether A
+// is read M-major, the row copies, whether the TMA kernel reads and writes in place, and the tile
+// (the private ops that report the call's tile and walk decide through this too).
 KernelOperands half_operand_shape(const at::Tensor& a, const at::Tensor& b, int device, int64_t grid) {
   const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
   KernelOperands o;
   o.k = k;
   o.b_k_major = b_is_k_major(k, n, b.stride(0), b.stride(1));
-  o.rows = row_copies(a, b, o.b_k_major, grid);
-  o.in_place = in_place_shape(a, b, o.b_k_major);
-  o.tile = streamk_tile(device, m, n, k, grid, o.rows.on(), o.in_place);
+  o.a_m_major = reads_a_m_major(a, b, o.b_k_major);
+  if (!o.a_m_major) o.rows = row_copies(a, b, o.b_k_major, grid);  // (else both operands lie as TMA reads them)
+  o.in_place = in_place_shape(a, b, o.b_k_major, o.a_m_major);
+  o.tile = streamk_tile(device, m, n, k, grid, o.rows.on(), o.in_place, /*tall_allowed=*/!o.a_m_major);
   return o;
 }
 
@@ -213,11 +232,13 @@ KernelOperands half_operands(const at::Tensor& a, const at::Tensor& b, int devic
   p.a_rows = o.rows.a.value_or(kernels::RowSource{});  // (base nullptr: through TMA)
   p.b_rows = o.rows.b.value_or(kernels::RowSource{});
   StagedOperands operands;
-  const int ia = o.rows.a ? -1 : operands.add(a), ib = o.rows.b ? -1 : operands.add(b, /*transposed=*/o.b_k_major);
+  const int ia = o.rows.a ? -1 : operands.add(a, /*transposed=*/o.a_m_major);
+  const int ib = o.rows.b ? -1 : operands.add(b, /*transposed=*/o.b_k_major);
   operands.copy(a.device(), stream, keep);
   o.addressable = (ia < 0 || operands[ia]) && (ib < 0 || operands[ib]);
   if (!o.addressable) return o;
-  if (ia >= 0) p.a_map = a_map(*operands[ia], o.tile.m, a.scalar_type());
+  if (ia >= 0)
+    p.a_map = o.a_m_major ? mn_major_map(*operands[ia], a.scalar_type()) : a_map(*operands[ia], o.tile.m, a.scalar_type());
   if (ib >= 0) o.b = operands[ib];
   return o;
 }
@@ -246,7 +267,7 @@ KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStrea
 }
 
 // How a call's plan walks its tiles: in 2 x 1 clusters (streamk_clusters, where a clustered
-// kernel exists and the operands are not read by row copies: 128-row tiles) its tiles are 256-row
+// kernel exists and the operands are not read by row copies or A M-major: 128-row tiles) its tiles are 256-row
 // pairs and its walkers the resident clusters within the grid; else the kernel's tiles, one walker
 // per CTA.
 struct StreamKWalk {
@@ -258,7 +279,7 @@ struct StreamKWalk {
 
 StreamKWalk streamk_walk(kernels::InputKind input, const KernelOperands& o, int64_t m, int64_t n, int64_t g, int device) {
   const bool wanted = streamk_clusters(o.in_place, o.tile.n, m, n);  // (first: a bad setting is an error on every call)
-  if (!(wanted && g >= 2 && !o.rows.on() && o.tile.m == kStreamKTileM &&
+  if (!(wanted && g >= 2 && !o.rows.on() && !o.a_m_major && o.tile.m == kStreamKTileM &&
         kernels::streamk_cluster_kernel_exists(input, o.tile.n)))
     return {1, g, o.tile.m};
   return {2, std::min<int64_t>(g, kernels::streamk_cluster_resident(input, o.b_k_major, o.tile.n, device)) / 2, o.tile.m};
@@ -336,9 +357,10 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.out_kind = out_kind(a.scalar_type());
   // The epilogue through TMA stores where the output's rows are 16-byte aligned (128 x 256 tiles):
   // the stores drain during the next tile (16384² x 256: 370 -> 314 µs, H100, session 8).
-  // (no clustered variant with TMA stores)
-  std::optional<CUtensorMap> c_map =
-      tile_n == 256 && o.tile.m == kStreamKTileM && cluster == 1 ? output_map(out, /*by_default=*/true) : std::nullopt;
+  // (no clustered variant with TMA stores, nor one that reads A M-major)
+  std::optional<CUtensorMap> c_map = tile_n == 256 && o.tile.m == kStreamKTileM && cluster == 1 && !o.a_m_major
+                                         ? output_map(out, /*by_default=*/true)
+                                         : std::nullopt;
   if (c_map) p.c_map = *c_map;
 
   // A counter per consumer warpgroup of a tile (64 rows each); in clusters a slot holds a pair
@@ -351,8 +373,10 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
     if (!p.streamk.separate_fixup)
       p.counters = tile_counters(a.device(), stream, p.streamk.fixup_counters() * (o.tile.m / 64) * cluster, keep);
   }
-  kernels::streamk_kernel(input, o.b_k_major, o.tile.m, tile_n, c_map.has_value(), o.rows.on(), cluster)(
-      p, static_cast<int>(p.streamk.grid * cluster), stream);
+  const kernels::GroupedGemmLauncher launch =
+      o.a_m_major ? kernels::streamk_a_m_major_kernel(input, tile_n)
+                  : kernels::streamk_kernel(input, o.b_k_major, o.tile.m, tile_n, c_map.has_value(), o.rows.on(), cluster);
+  launch(p, static_cast<int>(p.streamk.grid * cluster), stream);
   if (p.streamk.separate_fixup)
     launch_streamk_reduce(p.streamk, p.workspace, static_cast<int>(plan_tile_m), tile_n, {out.data_ptr(), m, n, n, p.out_kind},
                           stream);

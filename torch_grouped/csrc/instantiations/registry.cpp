@@ -76,6 +76,10 @@ TG_DECLARE(streamk_bf16_128x128_bkmajor_rowcopy)
 TG_DECLARE(streamk_bf16_128x128_bnmajor_rowcopy)
 TG_DECLARE(streamk_f16_128x128_bkmajor_rowcopy)
 TG_DECLARE(streamk_f16_128x128_bnmajor_rowcopy)
+TG_DECLARE(streamk_bf16_128x128_amajor)
+TG_DECLARE(streamk_bf16_128x256_amajor)
+TG_DECLARE(streamk_f16_128x128_amajor)
+TG_DECLARE(streamk_f16_128x256_amajor)
 #undef TG_DECLARE
 
 namespace {
@@ -235,6 +239,13 @@ GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_m, 
   TORCH_INTERNAL_ASSERT(tile_n == 256, "Stream-K: no kernel with 128x", tile_n, " tiles");
   if (bf16) return b_k_major ? streamk_bf16_128x256_bkmajor : streamk_bf16_128x256_bnmajor;
   return b_k_major ? streamk_f16_128x256_bkmajor : streamk_f16_128x256_bnmajor;
+}
+
+GroupedGemmLauncher streamk_a_m_major_kernel(InputKind input, int tile_n) {
+  TORCH_INTERNAL_ASSERT(input != InputKind::TF32 && (tile_n == 128 || tile_n == 256),
+                        "Stream-K with A M-major: 128x128 or 128x256 tiles, bf16 or fp16 only");
+  if (input == InputKind::BFloat16) return tile_n == 256 ? streamk_bf16_128x256_amajor : streamk_bf16_128x128_amajor;
+  return tile_n == 256 ? streamk_f16_128x256_amajor : streamk_f16_128x128_amajor;
 }
 
 }  // namespace torch_grouped::kernels

@@ -69,4 +69,9 @@ int streamk_cluster_resident(InputKind input, bool b_k_major, int tile_n, int de
 GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_m, int tile_n, bool tma_store = false,
                                    bool row_copies = false, int cluster_m = 1);
 
+// The Stream-K kernel that reads A M-major where it lies (streamk_mm's Aᵀ: its own backward's
+// dB = Aᵀ·dY) in 64-row boxes: bf16 or fp16, 128 x tile_n tiles (128 or 256), B N-major, stores by
+// the threads, no clusters or row copies.
+GroupedGemmLauncher streamk_a_m_major_kernel(InputKind input, int tile_n);
+
 }  // namespace torch_grouped::kernels

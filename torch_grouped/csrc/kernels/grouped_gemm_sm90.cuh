@@ -89,13 +89,17 @@ struct GroupedGemmConfig {
                 "Rank2K needs square or 128 x 256 tiles (no clusters) and K-major operands");
   using Tiles = cute::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
-  // A M-major (A[g] ([M, K]) with unit stride along M, the transposed activations of an MoE weight
-  // gradient): the kernels of the K-grouped form (GroupedForm::RaggedK), whose B is N-major.
+  // A M-major (A[g] ([M, K]) with unit stride along M): the transposed activations of an MoE weight
+  // gradient (the K-grouped form, GroupedForm::RaggedK), and streamk_mm's Aᵀ (its own backward's
+  // dB = Aᵀ·dY), read in 64-row boxes where they lie rather than transposed into a staging buffer
+  // first; B N-major with it.
   static constexpr bool AKMajor = AKMajor_;
   // (Its TMA-store variant, one [G, M, N] map batched by group, went in session 24: 4-33% slower
   // than the threads' stores on every weight gradient once their interior path was compact; H100.)
-  static_assert(AKMajor || (Mode_ == KernelMode::Grouped && !BKMajor_ && !TmaStore_),
-                "A M-major: the K-grouped form's grouped walk, B N-major, stores by the threads");
+  static_assert(AKMajor || ((Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::StreamK && ClusterM_ == 1)) &&
+                             !BKMajor_ && !TmaStore_ && !RowCopies_),
+                "A M-major: the K-grouped form's grouped walk or the Stream-K walk without clusters, B N-major, "
+                "stores by the threads");
   // The consumers share each tile, 64 rows each. (A ping-pong form, two warpgroups taking 64 x 256
   // tiles in turn so that one's epilogue ran beside the other's WGMMAs, was 20-72% slower on the
   // MoE weight gradients: 67% more operand traffic per FLOP; H100, session 11.)
@@ -378,8 +382,8 @@ __device__ __forceinline__ void load_k_block(const GroupedGemmArgs& p, typename 
     load_a_k_major<Cfg>(q.a, q.a_batch, bar, a, k_in_a, row);
     load_b<Cfg>(q.b, q.b_batch, bar, b, k_in_b, col);
   } else {
-    // The K-grouped form: A M-major in 64-row boxes, B N-major (its group's own maps); the
-    // group's K starts at k_origin.
+    // A M-major in 64-row boxes, B N-major: the K-grouped form (its group's own maps; the group's
+    // K starts at k_origin) or one Stream-K problem (k_origin 0).
     const int32_t k0 = q.k_origin + kb * Cfg::BK;
 #pragma unroll
     for (int j = 0; j < Cfg::BM / 64; ++j)
@@ -1194,6 +1198,10 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // threads, in CLUSTER_M x 1 clusters that multicast B.
 #define TORCH_GROUPED_DEFINE_K_GROUPED_GEMM(NAME, T, BM, BN, CLUSTER_M) \
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, false, Grouped, CLUSTER_M, false, false, false)
+// Stream-K with A M-major (streamk_mm's Aᵀ read in place): 128 x BN tiles, B N-major, stores by the
+// threads, no clusters.
+#define TORCH_GROUPED_DEFINE_STREAMK_A_M_MAJOR(NAME, T, BN) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 128, BN, false, StreamK, 1, false, false, false)
 // Stream-K with row copies (row_copy.cuh): 128 x 128 tiles, operands TMA cannot address read
 // where they lie (args.a_rows / b_rows).
 #define TORCH_GROUPED_DEFINE_ROW_COPY_GEMM(NAME, T, BKMAJOR) \
