@@ -6,6 +6,41 @@ import reference
 import torch_grouped as tg
 
 
+def _syr2k_composite(a, b, c, uplo, alpha, beta):
+    """syr2k through torch ops, for autograd to differentiate: the `uplo` triangle of
+    alpha·(A Bᵀ + B Aᵀ) + beta·c, mirrored."""
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        t = alpha * (x @ y.mT + y @ x.mT) + (beta * c[i] if c else 0)
+        tri = t.tril() if uplo == "L" else t.triu()
+        out.append(tri + tri.mT - torch.diag_embed(tri.diagonal()))
+    return out
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("wanted", ["a", "b", "c", "a_and_c"])
+def test_gradients_of_some_inputs_and_outputs(uplo, wanted):
+    """Gradients only of the inputs that ask for them, with one output left out of the loss (its
+    gradient counts as zeros): those of the composite of torch ops, float64."""
+    g = torch.Generator().manual_seed(3)
+    sizes = [(5, 3), (4, 2), (6, 4)]
+    make = lambda shapes, grad: [torch.randn(*s, generator=g, dtype=torch.float64).requires_grad_(grad) for s in shapes]  # noqa: E731
+    a = make(sizes, "a" in wanted)
+    b = make(sizes, wanted == "b")
+    c = make([(n, n) for n, _ in sizes], "c" in wanted)
+    weights = [torch.randn(n, n, generator=g, dtype=torch.float64) for n, _ in sizes]
+    leaves = [x for x in a + b + c if x.requires_grad]
+
+    def grads(op):
+        outs = op(a, b, c, uplo=uplo, alpha=0.75, beta=-1.5)
+        loss = sum((o * w).sum() for o, w in zip(outs[1:], weights[1:]))  # output 0 left out
+        return torch.autograd.grad(loss, leaves, allow_unused=True, materialize_grads=True)
+
+    theirs = grads(lambda a, b, c, **kw: _syr2k_composite(a, b, c, kw["uplo"], kw["alpha"], kw["beta"]))
+    for ours, ref in zip(grads(tg.syr2k), theirs, strict=True):
+        torch.testing.assert_close(ours, ref)
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_output_is_exactly_symmetric(dtype, uplo, device):

@@ -8,7 +8,7 @@ autocast dtype, as ``torch.mm`` does (csrc/common/autocast.cpp).
 import torch  # noqa: F401  (loads libtorch before our extension)
 
 from . import _C  # noqa: F401  registers torch.ops.grouped.*
-from . import _autograd, _fake  # noqa: F401
+from . import _fake  # noqa: F401
 from .ops import gemm, grouped_mm, layout_transform, permute_copy, streamk_mm, syr2k
 
 __all__ = ["gemm", "grouped_mm", "syr2k", "streamk_mm", "permute_copy", "layout_transform",

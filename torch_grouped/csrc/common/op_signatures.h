@@ -1,6 +1,6 @@
-// The matmul ops' schema names and the C++ signatures of their kernels (cuda/*.h, cpu/portable.h),
-// for the kernels registered in C++ at the Autocast and Autograd keys (common/autocast.cpp,
-// common/matmul_autograd.cpp) that call the op again below their key.
+// The ops' schema names and the C++ signatures of their kernels (cuda/*.h, cpu/portable.h), for the
+// kernels registered in C++ at the Autocast and Autograd keys (common/autocast.cpp,
+// common/*_autograd.cpp) that call the op again below their key, or another op for a gradient.
 #pragma once
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -14,6 +14,8 @@ inline constexpr char kGemm[] = "grouped::gemm";
 inline constexpr char kGroupedMm[] = "grouped::grouped_mm";
 inline constexpr char kSyr2k[] = "grouped::syr2k";
 inline constexpr char kStreamKMm[] = "grouped::streamk_mm";
+inline constexpr char kPermuteCopy[] = "grouped::permute_copy";
+inline constexpr char kLayoutTransform[] = "grouped::layout_transform";
 
 using GemmSignature = std::vector<at::Tensor>(at::TensorList, at::TensorList, std::optional<at::ScalarType>,
                                               const std::string&, bool);
@@ -22,6 +24,8 @@ using GroupedMmSignature = at::Tensor(const at::Tensor&, const at::Tensor&, cons
 using Syr2kSignature = std::vector<at::Tensor>(at::TensorList, at::TensorList, at::TensorList, const std::string&,
                                                double, double);
 using StreamKMmSignature = at::Tensor(const at::Tensor&, const at::Tensor&, const std::string&, int64_t, int64_t);
+using PermuteCopySignature = at::Tensor(const at::Tensor&, at::IntArrayRef);
+using LayoutTransformSignature = at::Tensor(const at::Tensor&, const std::string&, const std::string&);
 
 // The op `Name`'s handle, looked up once.
 template <const char* Name, class Signature>
