@@ -6,7 +6,9 @@ The corpus: 64 shapes drawn log-uniformly with a fixed seed, m and n in 128..819
 128..65536, redrawn while 2mnk exceeds 2^38 FLOPs (about 0.4 ms of an H100) so the corpus runs
 in about a minute. Cases whose output has fewer 128x256 tiles (128x128 when n <= 128) than
 the GPU has SMs and k >= 8192 are the paper's strong-scaling shapes: their names start with
-"ss". On a CPU: three small anchors and a corpus of three tiny shapes, to check the script.
+"ss". Then fp32 cases, a linear layer's training step (forward and backward through the op,
+against torch.mm's under torch autograd), and an A stored M-major. On a CPU: three small anchors,
+a corpus of three tiny shapes and one small training step, to check the script.
 """
 import math
 import os
@@ -15,7 +17,7 @@ import random
 import torch
 
 import torch_grouped as tg
-from common import Case, geomean, on_gpu, on_our_kernel, report_targets, save_summary, with_tf32
+from common import Case, geomean, on_gpu, on_our_kernel, report_targets, save_summary, with_env, with_tf32
 from streamk_sweep import device_sms, fixed_rule_tile
 
 ANCHOR_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
@@ -27,6 +29,11 @@ CPU_SHAPES = [(256, 256, 256), (128, 128, 2048), (96, 200, 700)]
 # against fp32 cuBLAS, on the GPU only: big and awkward anchors, and an unaligned shape.
 FP32_SHAPES = [(4096, 4096, 4096), (2304, 2304, 2048), (1408, 1408, 8192), (512, 1024, 32768),
                (128, 128, 65536), (8192, 1024, 8192), (1000, 3000, 5000)]
+# A linear layer's matmul trained (forward and backward) at these shapes, and a forward with A
+# stored M-major (xᵀ, as the backward's dB passes it); on a CPU one small training step.
+TRAIN_SHAPES = [(4096, 1024, 4096), (8192, 4096, 4096), (2048, 2048, 2048)]
+CPU_TRAIN_SHAPES = [(96, 80, 200)]
+M_MAJOR_SHAPES = [(4096, 1024, 4096), (256, 256, 131072)]
 # (count, seed, FLOP cap, m/n range, k range); the CPU corpus is a few tiny shapes, so that the
 # summary and its plot run in the CPU check too.
 GPU_CORPUS = (64, 2026, 2.0 ** 38, (128, 8192), (128, 65536))
@@ -67,6 +74,29 @@ def _case(m, n, k, dtype, device, name, tol):
                 2.0 * m * n * k, "mm", tol)
 
 
+def _train_case(m, n, k, dtype, device, tol):
+    """dA = dY·Bᵀ and dB = Aᵀ·dY of y = A·B (both through the op itself: streamk_mm's C++ autograd
+    reads Aᵀ M-major where it lies) after the forward, against torch.mm's under the same autograd:
+    what a training step pays for the layer's matmuls, the autograd layer's host time included."""
+    a = torch.randn(m, k, device=device, dtype=dtype, requires_grad=True)
+    b = torch.randn(k, n, device=device, dtype=dtype, requires_grad=True)
+    dy = torch.randn(m, n, device=device, dtype=dtype)
+    step = lambda mm: lambda: torch.autograd.grad(mm(a, b), (a, b), dy)  # noqa: E731
+    return Case("streamk_mm", f"train {m}x{n}x{k}", dtype, step(tg.streamk_mm), {"torch.mm": step(torch.mm)},
+                3 * 2.0 * m * n * k, "mm", tol)
+
+
+def _m_major_case(m, n, k, dtype, device, tol):
+    """A stored M-major (a transposed view), B row-major: read where it lies (session 46) rather
+    than transposed first, which TORCH_GROUPED_STREAMK_A_M_MAJOR=0 brings back as a peer."""
+    a = torch.randn(k, m, device=device, dtype=dtype).t()
+    b = torch.randn(k, n, device=device, dtype=dtype)
+    return Case("streamk_mm", f"A M-major {m}x{n}x{k}", dtype, lambda: tg.streamk_mm(a, b),
+                {"torch.mm": lambda: torch.mm(a, b),
+                 "ours, A staged K-major": with_env({"TORCH_GROUPED_STREAMK_A_M_MAJOR": "0"}, lambda: tg.streamk_mm(a, b))},
+                2.0 * m * n * k, "mm", tol)
+
+
 def _fp32_case(m, n, k, device):
     """fp32 as users call it (TORCH_GROUPED_FP32_KERNELS unset: the TF32 kernel where it was measured
     faster, else cuBLAS) against fp32 cuBLAS, under torch's default precision (allow_tf32 off:
@@ -93,6 +123,10 @@ def cases(device):
         yield _case(m, n, k, dtype, device, f"{tag}corpus {m}x{n}x{k}", tol)
     for m, n, k in (FP32_SHAPES if gpu else []):
         yield _fp32_case(m, n, k, device)
+    for m, n, k in (TRAIN_SHAPES if gpu else CPU_TRAIN_SHAPES):
+        yield _train_case(m, n, k, dtype, device, tol)
+    for m, n, k in (M_MAJOR_SHAPES if gpu else []):
+        yield _m_major_case(m, n, k, dtype, device, tol)
 
 
 # Issue 7's targets on an H100 (bf16), printed next to the figures; never asserted.
