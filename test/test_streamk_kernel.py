@@ -175,9 +175,10 @@ def transposed_a(m, k, offset=False, seed=0):
 @pytest.mark.parametrize("m, n, k", [(128, 128, 65536), (300, 520, 4000), (1000, 264, 1024)])
 def test_transposed_a_matches_mm(m, n, k, offset):
     """A stored M-major of 1 MB or more (a = xᵀ, as streamk_mm's own backward passes it for dB),
-    dense or an offset view with a padded stride: read where it lies where TMA addresses it so (M a
-    multiple of 8, dense), else staged K-major (the layout ops' transpose, or the pitched copy for
-    a padded stride): right and fully written either way."""
+    dense or an offset view with a padded stride: read where it lies where TMA addresses it so (row
+    stride and start 16-byte aligned: M = 128 and 1000, dense or offset), else staged K-major (M =
+    300: the layout ops' transpose when dense, the pitched copy for the offset view):
+    right and fully written either way."""
     a = transposed_a(m, k, offset)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
     poison()
