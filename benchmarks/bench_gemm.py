@@ -1,11 +1,12 @@
-"""gemm (list API) against a Python loop of mm."""
+"""gemm (list API) against a Python loop of mm; then training steps of a list (forward and backward
+through gemm, against the loop under torch autograd) and a list whose A's are stored M-major."""
 import os
 import random
 
 import torch
 
 import torch_grouped as tg
-from common import Case, on_gpu, on_our_kernel, report_targets, with_tf32
+from common import Case, on_gpu, on_our_kernel, report_targets, with_env, with_tf32
 
 SEED_EXAMPLE = [(1152, 768, 128), (1152, 768, 1024), (768, 1152, 128), (768, 1152, 1024)]
 
@@ -36,6 +37,12 @@ CPU_CASES = [
     ("cpu_seed000_example_div8", [(m // 8, n // 8, k // 8) for m, n, k in SEED_EXAMPLE], torch.float32),
 ]
 TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 2e-3, torch.float64: 1e-10}
+# Lists trained (forward and backward), and a forward whose A's are stored M-major (x_iᵀ, as the
+# backward's dB_i = A_iᵀ·dY_i passes them), bf16 on the GPU; on a CPU one small training step.
+TRAIN_CASES = [("8x_2048x1024x2048", [(2048, 1024, 2048)] * 8), ("64x_128x1024x1024", [(128, 1024, 1024)] * 64)]
+CPU_TRAIN_CASES = [("cpu_4x_32x48x64", [(32, 48, 64)] * 4)]
+M_MAJOR_CASES = [("8x_2048x1024x2048", [(2048, 1024, 2048)] * 8), ("64x_1024x1024x128", [(1024, 1024, 128)] * 64)]
+STAGED = {"TORCH_GROUPED_GEMM_A_M_MAJOR": "0"}  # every A staged K-major first (before session 47)
 
 
 def cases(device):
@@ -60,6 +67,45 @@ def cases(device):
         # ours as users call it (fp32, fp64: our kernels or cuBLAS by the measured rules)
         yield Case("gemm", name, dtype, lambda a=a, b=b: tg.gemm(a, b), peers, flops, "mm",
                    1e-5 if on_gpu(device) and dtype == torch.float32 else TOL[dtype])
+    yield from extra_cases(device)
+
+
+def _loop_of_mm(a, b):
+    return [torch.mm(x, y) for x, y in zip(a, b)]
+
+
+def _train_case(name, shapes, dtype, device):
+    """dA_i = dY_i·B_iᵀ and dB_i = A_iᵀ·dY_i of y_i = A_i·B_i after the forward: gemm's own backward
+    (two gemm calls, the A_iᵀ read M-major where they lie) against the loop of mm under torch
+    autograd, the autograd layer's host time included; on the GPU also with the A_iᵀ staged."""
+    a = [torch.randn(m, k, device=device, dtype=dtype, requires_grad=True) for m, _, k in shapes]
+    b = [torch.randn(k, n, device=device, dtype=dtype, requires_grad=True) for _, n, k in shapes]
+    dy = [torch.randn(m, n, device=device, dtype=dtype) for m, n, _ in shapes]
+    step = lambda mm: lambda: torch.autograd.grad(mm(a, b), a + b, dy)  # noqa: E731
+    peers = {"loop of mm": step(_loop_of_mm)}
+    if on_gpu(device):
+        peers["ours, A staged K-major"] = with_env(STAGED, step(tg.gemm))
+    return Case("gemm", f"train {name}", dtype, step(tg.gemm), peers, 3 * sum(2.0 * m * n * k for m, n, k in shapes),
+                "mm", TOL[dtype])
+
+
+def _m_major_case(name, shapes, dtype, device):
+    """Every A_i stored M-major (a transposed view), B_i row-major: read where they lie (session 47)
+    rather than transposed first, which TORCH_GROUPED_GEMM_A_M_MAJOR=0 brings back as a peer."""
+    a = [torch.randn(k, m, device=device, dtype=dtype).t() for m, _, k in shapes]
+    b = [torch.randn(k, n, device=device, dtype=dtype) for _, n, k in shapes]
+    return Case("gemm", f"A M-major {name}", dtype, lambda: tg.gemm(a, b),
+                {"loop of mm": lambda: _loop_of_mm(a, b), "ours, A staged K-major": with_env(STAGED, lambda: tg.gemm(a, b))},
+                sum(2.0 * m * n * k for m, n, k in shapes), "mm", TOL[dtype])
+
+
+def extra_cases(device):
+    gpu = on_gpu(device)
+    dtype = torch.bfloat16 if gpu else torch.float32
+    for name, shapes in (TRAIN_CASES if gpu else CPU_TRAIN_CASES):
+        yield _train_case(name, shapes, dtype, device)
+    for name, shapes in (M_MAJOR_CASES if gpu else []):
+        yield _m_major_case(name, shapes, dtype, device)
 
 
 # Issue 5's targets for the list API on an H100, printed next to the figures; never asserted:

@@ -412,20 +412,133 @@ def transposed_list(dtype):
 
 
 @pytest.mark.parametrize("dtype", HALF)
-def test_transposed_operands_of_a_list(dtype):
-    """The big transposed A's staged by the layout ops' transpose, the others by one pitched copy
-    after them, in front of the matmul: every group right."""
+@pytest.mark.parametrize("a_m_major", ["1", "0"])
+def test_transposed_operands_of_a_list(dtype, a_m_major, monkeypatch):
+    """Every group right, whether the A's are read M-major (the one TMA cannot address so, M = 100,
+    staged M-major with the strided B) or, with TORCH_GROUPED_GEMM_A_M_MAJOR=0, staged K-major (the
+    big ones by the layout ops' transpose, the others by one pitched copy after them)."""
+    monkeypatch.setenv("TORCH_GROUPED_GEMM_A_M_MAJOR", a_m_major)
     a, b = transposed_list(dtype)
     poison_next_allocation(sum(x.shape[0] * y.shape[1] for x, y in zip(a, b)))
     for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
         check(o, r, dtype)
 
 
-def test_transposed_operands_of_a_list_take_their_kernels():
-    """One transpose launch for each A of 1 MB or more, one pitched copy for the rest."""
+def test_transposed_operands_of_a_list_take_their_kernels(monkeypatch):
+    """Read M-major: no transpose, one pitched copy (the unaddressable A and the strided B), the
+    A-M-major kernel. Staged K-major (=0): one transpose launch for each A of 1 MB or more, one
+    pitched copy for the rest."""
     a, b = transposed_list(torch.bfloat16)
+    monkeypatch.delenv("TORCH_GROUPED_GEMM_A_M_MAJOR", raising=False)
+    names = kernels_launched(lambda: tg.gemm(a, b))
+    assert transpose_kernels(names) == 0 and sum("pitched_copy" in x for x in names) == 1, names
+    assert all(not c[2] for c in matmul_configs(names)), names
+    monkeypatch.setenv("TORCH_GROUPED_GEMM_A_M_MAJOR", "0")
     names = kernels_launched(lambda: tg.gemm(a, b))
     assert transpose_kernels(names) == 2 and sum("pitched_copy" in x for x in names) == 1, names
+    assert all(c[2] for c in matmul_configs(names)), names
+
+
+# (m, n, k) of a list whose A's are all transposed views TMA addresses M-major (M a multiple of 8:
+# rows of 16 bytes): M ragged against the 64-row boxes and the tiles, K of one element, of one K
+# block and ragged, empty groups of each kind.
+M_MAJOR_SHAPES = [(1024, 640, 1024), (64, 128, 256), (8, 8, 1), (136, 264, 200), (72, 120, 63), (0, 64, 64),
+                  (264, 8, 0), (520, 1000, 777), (2056, 136, 96)]
+
+
+def m_major_list(dtype, seed, offset_view=False):
+    """A_i = x_iᵀ (dense; or with `offset_view`, a view at an offset with padded rows), B_i row-major."""
+    g = torch.Generator().manual_seed(seed)
+    if offset_view:
+        a = [torch.randn(k + 8, m + 24, generator=g).to("cuda", dtype)[8:, 16:16 + m].t() for m, n, k in M_MAJOR_SHAPES]
+    else:
+        a = [torch.randn(k, m, generator=g).to("cuda", dtype).t() for m, n, k in M_MAJOR_SHAPES]
+    b = [torch.randn(k, n, generator=g).to("cuda", dtype) for m, n, k in M_MAJOR_SHAPES]
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("schedule", ["host", "device"])
+@pytest.mark.parametrize("offset_view", [False, True])
+def test_a_m_major_list_read_in_place(dtype, schedule, offset_view):
+    """A stored M-major in every group, read where it lies (64-row boxes, MN-major WGMMA): every
+    group right in half and fp32 outputs, the empty ones as zeros or empty, nothing unwritten."""
+    a, b = m_major_list(dtype, HALF.index(dtype) + 2 * offset_view, offset_view)
+    for out_dtype in (None, torch.float32):
+        poison_next_allocation(sum(x.shape[0] * y.shape[1] for x, y in zip(a, b)))
+        out = tg.gemm(a, b, out_dtype=out_dtype, schedule=schedule)
+        for o, r in zip(out, reference.gemm(a, b)):
+            assert o.dtype == (out_dtype or dtype)
+            check(o, r, dtype)
+
+
+@pytest.mark.parametrize("tile", ["", "128x128", "128x256", "128x256c2", "64x128"])
+def test_a_m_major_list_takes_its_kernel(tile, monkeypatch):
+    """One launch of an A-M-major kernel (GroupedGemmConfig's A K-major argument false) and no copy,
+    in every tile it exists with; a forced tile it lacks (64 x 128) leaves the choice to the model.
+    Same values as with the A's staged K-major."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
+    monkeypatch.delenv("TORCH_GROUPED_GEMM_A_M_MAJOR", raising=False)
+    a, b = m_major_list(torch.bfloat16, 5)
+    names = kernels_launched(lambda: tg.gemm(a, b))
+    assert transpose_kernels(names) == 0 and not any("pitched_copy" in x for x in names), names
+    assert len(matmul_configs(names)) == 1 and all(not c[2] for c in matmul_configs(names)), names
+    if tile and tile != "64x128":
+        m, n = (int(v) for v in tile.removesuffix("c2").split("x"))
+        assert matmul_tiles(names) == {(m, n)} and all(c[0] == (2 if tile.endswith("c2") else 1) for c in matmul_configs(names)), names
+    in_place = tg.gemm(a, b)
+    monkeypatch.setenv("TORCH_GROUPED_GEMM_A_M_MAJOR", "0")
+    for o, r in zip(in_place, tg.gemm(a, b)):
+        reference.assert_close(o, r.float(), torch.bfloat16)
+
+
+def test_a_m_major_list_layout_votes(monkeypatch):
+    """One kernel serves one A layout: a K-major minority is staged M-major (the transpose, 1 MB),
+    an M-major minority K-major; a K-major B keeps the K-major kernel (no A-M-major one with it);
+    a setting other than 0 or 1 is an error."""
+    monkeypatch.delenv("TORCH_GROUPED_GEMM_A_M_MAJOR", raising=False)
+    g = torch.Generator().manual_seed(7)
+    rand = lambda *s: torch.randn(*s, generator=g).to("cuda", torch.bfloat16)  # noqa: E731
+    a = [rand(1024, 512).t(), rand(768, 256).t(), rand(512, 1024)]  # two M-major, one K-major of 1 MB
+    b = [rand(1024, 264), rand(768, 136), rand(1024, 200)]
+    names = kernels_launched(lambda: tg.gemm(a, b))
+    assert transpose_kernels(names) == 1 and all(not c[2] for c in matmul_configs(names)), names
+    for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
+        check(o, r, torch.bfloat16)
+    a = [rand(1024, 512), rand(256, 1024), rand(1024, 512).t()]  # the M-major one is the minority
+    b = [rand(512, 264), rand(1024, 136), rand(1024, 200)]
+    names = kernels_launched(lambda: tg.gemm(a, b))
+    assert transpose_kernels(names) == 1 and all(c[2] for c in matmul_configs(names)), names
+    for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
+        check(o, r, torch.bfloat16)
+    a, b = m_major_list(torch.bfloat16, 3)
+    b = [x.t().contiguous().t() for x in b]  # K-major
+    names = kernels_launched(lambda: tg.gemm(a, b))
+    assert all(c[2] for c in matmul_configs(names)), names
+    for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
+        check(o, r, torch.bfloat16)
+    monkeypatch.setenv("TORCH_GROUPED_GEMM_A_M_MAJOR", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_GEMM_A_M_MAJOR"):
+        tg.gemm(a, b)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_list_backward_copies_no_operand(dtype):
+    """gemm's own backward: dA_i = dY_i·B_iᵀ (B_iᵀ K-major) and dB_i = A_iᵀ·dY_i (A_iᵀ M-major, read
+    where it lies): two matmul launches, no transpose or pitched copy, gradients against float64."""
+    shapes = [(1024, 640, 512), (136, 264, 200), (520, 128, 1000)]
+    g = torch.Generator().manual_seed(11)
+    a = [torch.randn(m, k, generator=g).to("cuda", dtype).requires_grad_() for m, n, k in shapes]
+    b = [torch.randn(k, n, generator=g).to("cuda", dtype).requires_grad_() for m, n, k in shapes]
+    dy = [torch.randn(m, n, generator=g).to("cuda", dtype) for m, n, k in shapes]
+    out = tg.gemm(a, b)
+    names = kernels_launched(lambda: torch.autograd.grad(out, a + b, dy, retain_graph=True))
+    assert transpose_kernels(names) == 0 and not any("pitched_copy" in x for x in names), names
+    assert sum("GroupedGemmConfig<" in x for x in names) == 2, names
+    grads = torch.autograd.grad(out, a + b, dy)
+    for x, y, d, da, db in zip(a, b, dy, grads[:3], grads[3:]):
+        check(da, d.double() @ y.double().T, dtype)
+        check(db, x.double().T @ d.double(), dtype)
 
 
 def list_problem(seed, dtype, groups):

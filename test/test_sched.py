@@ -58,6 +58,18 @@ def test_gemm_tile_choice(groups, tile):
     assert sched._choose_gemm_tile(m, n, k, 132) == tile
 
 
+@pytest.mark.parametrize("groups, tile", [
+    ([(64, 512, 512)] * 128, [128, 256, 1]),     # 128 tiny: no 64-row kernel reads A M-major
+    ([(2048, 1024, 2048)] * 8, [128, 256, 2]),   # dB of the 8-group training step: clusters, as K-major
+    ([(300, 200, 64)], [128, 128, 1]),           # one small problem: the smaller tile, as K-major
+])
+def test_gemm_tile_choice_with_a_m_major(groups, tile):
+    """A list whose A is read M-major (gemm's own dB_i = A_iᵀ·dY_i) chooses among the K-grouped
+    form's kernels, the tiles that read A so: 128 x 256 in pairs or alone, or 128 x 128."""
+    m, n, k = (list(v) for v in zip(*groups))
+    assert sched._choose_gemm_tile(m, n, k, 132, a_m_major=True) == tile
+
+
 def test_gemm_tile_choice_weighs_depth():
     """Groups of different K: one deep group among shallow ones sets the busiest CTA's time, so
     the choice follows the deep group's tiles, not the wave count."""

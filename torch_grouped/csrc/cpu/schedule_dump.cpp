@@ -249,13 +249,15 @@ double round_robin_makespan(at::IntArrayRef counts, at::ArrayRef<double> costs, 
 }
 
 // The tile {m, n, cluster_m} gemm's heuristic picks for groups (m, n, k) visited in the order
-// given, on `sms` SMs.
-std::vector<int64_t> choose_gemm_tile(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRef k, int64_t sms) {
+// given, on `sms` SMs; `a_m_major`: among the tiles of the kernels that read A M-major.
+std::vector<int64_t> choose_gemm_tile(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRef k, int64_t sms,
+                                      bool a_m_major) {
   TORCH_CHECK_VALUE(m.size() == n.size() && m.size() == k.size() && !m.empty(),
                     "choose_gemm_tile: one m, n and k per group, at least one group");
   TORCH_CHECK_VALUE(sms >= 1, "choose_gemm_tile: sms must be >= 1, got ", sms);
   const sched::TileOption& t =
-      sched::choose_list_tile(m.data(), n.data(), k.data(), static_cast<int32_t>(m.size()), sms);
+      sched::choose_list_tile(m.data(), n.data(), k.data(), static_cast<int32_t>(m.size()), sms,
+                              a_m_major ? sched::TileOptions(sched::kKGroupedTileOptions) : sched::kListTileOptions);
   return {t.m, t.n, t.cluster_m};
 }
 

@@ -275,7 +275,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   std::vector<at::Tensor> out = outputs_in_one_block(out_shapes, od, device);
   std::vector<int32_t> active;  // groups with output elements and K > 0
   std::vector<int64_t> ks;
-  int k_major_votes = 0;
+  int k_major_votes = 0, a_m_major_votes = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
     if (out[i].numel() == 0) continue;
     if (shapes[i].k == 0) {
@@ -285,11 +285,21 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     active.push_back(static_cast<int32_t>(i));
     ks.push_back(shapes[i].k);
     k_major_votes += b_is_k_major(b[i].size(0), b[i].size(1), b[i].stride(0), b[i].stride(1)) ? 1 : -1;
+    a_m_major_votes += a_is_m_major(a[i].size(0), a[i].size(1), a[i].stride(0), a[i].stride(1)) ? 1 : -1;
   }
   if (active.empty()) return out;
   // One kernel serves one B layout: the minority gets a copy in the majority's layout (TF32: every
   // B is staged K-major).
   const bool k_major = tf32 || k_major_votes > 0;
+  // A read M-major where it lies, by the K-grouped form's kernels (their walk serves a list too),
+  // where most A's are transposed views and B is N-major: gemm's own dB_i = A_iᵀ·dY_i, whose A_iᵀ
+  // were each transposed K-major first (8 x 2048 x 1024 x 2048: 46 µs of a 635 µs training step,
+  // H200, session 46). 16-bit inputs; the minority is staged M-major; no TMA-store variant.
+  // TORCH_GROUPED_GEMM_A_M_MAJOR=0 stages every A K-major (the benchmarks' A/B runs, tests).
+  const bool a_m_major = !tf32 && !k_major && a_m_major_votes > 0 &&
+                         on_our_kernel(kernel_switch("TORCH_GROUPED_GEMM_A_M_MAJOR"), true);
+  const sched::TileOptions tile_options =
+      a_m_major ? sched::TileOptions(sched::kKGroupedTileOptions) : sched::TileOptions(sched::kListTileOptions);
   const std::vector<int32_t> order = sched::visiting_order(ks, sort_by_k);
 
   const int sms = multiprocessor_count(a[0].get_device());
@@ -299,8 +309,9 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
     ms[j] = g.m, ns[j] = g.n, ks_visited[j] = g.k;
   }
   const TileOption& tile = tf32 ? sched::kTileOptions[1] : chosen_tile([&]() -> const TileOption& {  // (TF32: 128 x 128)
-    return sched::choose_list_tile(ms.data(), ns.data(), ks_visited.data(), static_cast<int32_t>(order.size()), sms);
-  }, sched::kListTileOptions);
+    return sched::choose_list_tile(ms.data(), ns.data(), ks_visited.data(), static_cast<int32_t>(order.size()), sms,
+                                   tile_options);
+  }, tile_options);
   const sched::GemmTiles tiles{tile.scheduled(), panel_width(kListPanel)};
 
   // Operands as TMA sees them (a copy where the layout forces one), from raw sizes and strides.
@@ -314,7 +325,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
       tf32_operands.add(a[i]);
       tf32_operands.add(b[i].t());
     } else {
-      operands.add(a[i]);
+      operands.add(a[i], /*transposed=*/a_m_major);
       operands.add(b[i], /*transposed=*/k_major);
     }
   }
@@ -334,15 +345,18 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   }
   // TORCH_GROUPED_TMA_STORE=1: the TMA-store epilogue when every output's rows are 16-byte aligned
   // (each output starts 256-byte aligned in the call's block).
-  bool tma_store = !tf32 && tma_store_enabled(/*by_default=*/false);
+  bool tma_store = !tf32 && !a_m_major && tma_store_enabled(/*by_default=*/false);
   for (size_t j = 0; j < order.size() && tma_store; ++j)
     tma_store = (out[active[order[j]]].stride(0) * at::elementSize(od)) % 16 == 0;
   GroupedGemmArgs p{};
   p.out_kind = out_kind(od);
   p.tiles = tiles;
   p.tf32_split = tf32 && tf32_operands.split();
-  launch_list(problems, tiles, ListLaunch{kernel_for(a[0].scalar_type(), tile, k_major, tma_store), a[0].scalar_type(),
-                                          k_major, mode != GemmSchedule::Device}, p, device);
+  const kernels::GroupedGemmKernel kernel =
+      a_m_major ? kernels::k_grouped_kernel(input_kind(a[0].scalar_type()), tile.m, tile.n, tile.cluster_m)
+                : kernel_for(a[0].scalar_type(), tile, k_major, tma_store);
+  launch_list(problems, tiles, ListLaunch{kernel, a[0].scalar_type(), k_major, mode != GemmSchedule::Device, a_m_major},
+              p, device);
   return out;
 }
 

@@ -21,6 +21,9 @@ struct ListLaunch {
   at::ScalarType dtype;  // of the operands
   bool b_k_major;
   bool host_lists;  // host-precomputed tile lists (per CTA, or per cluster), else the device-only visitor
+  // A read M-major where it lies (kernels::k_grouped_kernel's configurations, whose walk serves a list
+  // too): gemm's dB_i = A_iᵀ·dY_i, whose A_iᵀ are transposed views.
+  bool a_m_major = false;
 };
 
 // `p` carries the mode's fields (out_kind, tiles or triangle, alpha and beta); the rest is filled

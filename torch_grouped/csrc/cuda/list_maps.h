@@ -23,6 +23,7 @@ struct ListMapsArgs {
   int32_t element_size;      // of the operands
   int32_t out_element_size;  // of the outputs
   bool b_k_major;
+  bool a_m_major;  // A [k, m] rows of length m (kernels::ListGroup)
   TG_HOST_DEVICE int32_t maps_per_group() const { return c_maps != nullptr ? 3 : 2; }
 };
 

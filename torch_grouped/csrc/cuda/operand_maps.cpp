@@ -43,4 +43,8 @@ bool b_is_k_major(int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {
   return k <= 1 || stride_k == 1;
 }
 
+bool a_is_m_major(int64_t m, int64_t k, int64_t stride_m, int64_t stride_k) {
+  return m > 1 && stride_m == 1 && (k <= 1 || stride_k != 1);
+}
+
 }  // namespace torch_grouped

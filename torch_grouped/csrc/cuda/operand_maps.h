@@ -41,4 +41,8 @@ std::optional<CUtensorMap> output_map(const at::Tensor& out, bool by_default);
 // with neither stride 1 is copied to the layout chosen here.
 bool b_is_k_major(int64_t k, int64_t n, int64_t stride_k, int64_t stride_n);
 
+// Whether an [M, K] operand A lies M-major: unit stride along M and not along K (a transposed view,
+// such as the A_iᵀ of gemm's own dB_i = A_iᵀ·dY_i).
+bool a_is_m_major(int64_t m, int64_t k, int64_t stride_m, int64_t stride_k);
+
 }  // namespace torch_grouped

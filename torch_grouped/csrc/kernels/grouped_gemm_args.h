@@ -23,7 +23,7 @@ struct ListGroup {
   int64_t m, n, k;
   void* c;
   int64_t ldc;      // elements
-  const void* a;    // [m, k], unit stride along k
+  const void* a;    // [m, k] rows of length k; M-major (the A-M-major kernels): [k, m] rows of length m
   int64_t lda;
   const void* b;    // K-major: [n, k] rows of length k; N-major: [k, n] rows of length n
   int64_t ldb;

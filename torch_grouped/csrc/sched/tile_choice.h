@@ -135,11 +135,12 @@ const TileOption& least_makespan_tile(TilesFn tiles, const int64_t* k, int32_t g
 }
 
 // A list of groups (m, n, k in visiting order) on `sms` SMs: the busiest CTA of the round-robin
-// deal, so that groups of different K are weighed by their tiles' depth.
+// deal, so that groups of different K are weighed by their tiles' depth. `options`: the tiles the
+// call's kernels exist with (a list whose A is read M-major: kKGroupedTileOptions, its kernels').
 inline const TileOption& choose_list_tile(const int64_t* m, const int64_t* n, const int64_t* k, int32_t groups,
-                                          int64_t sms) {
+                                          int64_t sms, TileOptions options = kListTileOptions) {
   return least_makespan_tile([&](const TileOption& t, int32_t g) { return cta_tiles(t, m[g], n[g]); }, k, groups, sms,
-                             kListTileOptions);
+                             options);
 }
 
 // One K for every group (grouped_mm; the K-grouped form: their mean): waves of the persistent grid
