@@ -43,16 +43,18 @@ class Syr2kLists : public torch::autograd::Function<Syr2kLists> {
     const size_t groups = saved.size() / 2, c_groups = size_t(ctx->saved_data["c_groups"].toInt());
     const std::string uplo = ctx->saved_data["uplo"].toStringRef();
     const double alpha = ctx->saved_data["alpha"].toDouble(), beta = ctx->saved_data["beta"].toDouble();
-    variable_list g(groups), h(groups);
-    for (size_t i = 0; i < groups; ++i) {
-      const at::Tensor& a = saved[i];
-      g[i] = grads[i].defined() ? grads[i].to(a.scalar_type()) : at::zeros({a.size(0), a.size(0)}, a.options());
-      h[i] = g[i] + g[i].mT();
-    }
-    variable_list result(2 * groups + c_groups + 3);  // (uplo, alpha and beta: none)
     bool need_a = false, need_b = false, need_c = false;
     for (size_t i = 0; i < groups; ++i) need_a |= ctx->needs_input_grad(i), need_b |= ctx->needs_input_grad(groups + i);
     for (size_t i = 0; i < c_groups; ++i) need_c |= ctx->needs_input_grad(2 * groups + i);
+    variable_list g(groups), h(groups);  // (H only where dA or dB is needed: a full pass over each G)
+    for (size_t i = 0; i < groups; ++i) {
+      const at::Tensor& a = saved[i];
+      g[i] = grads[i].defined() ? grads[i].to(a.scalar_type()) : at::zeros({a.size(0), a.size(0)}, a.options());
+      if (need_a || need_b) h[i] = g[i] + g[i].mT();
+    }
+    variable_list result(2 * groups + c_groups + 3);  // (uplo, alpha and beta: none)
+    // (the products as they come where alpha is 1, the default: no pass to scale them)
+    const auto scaled = [alpha](const at::Tensor& t) { return alpha == 1.0 ? t : t * alpha; };
     // dA_i = alpha·H_i·B_i and dB_i = alpha·H_i·A_i: the needed ones in one grouped call.
     variable_list lhs, rhs;
     if (need_a) lhs.insert(lhs.end(), h.begin(), h.end()), rhs.insert(rhs.end(), saved.begin() + groups, saved.end());
@@ -61,9 +63,9 @@ class Syr2kLists : public torch::autograd::Function<Syr2kLists> {
       const variable_list products = op_handle<kGemm, GemmSignature>().call(lhs, rhs, std::nullopt, "auto", true);
       size_t next = 0;
       if (need_a)
-        for (size_t i = 0; i < groups; ++i) result[i] = products[next++] * alpha;
+        for (size_t i = 0; i < groups; ++i) result[i] = scaled(products[next++]);
       if (need_b)
-        for (size_t i = 0; i < groups; ++i) result[groups + i] = products[next++] * alpha;
+        for (size_t i = 0; i < groups; ++i) result[groups + i] = scaled(products[next++]);
     }
     if (need_c)
       for (size_t i = 0; i < c_groups; ++i) result[2 * groups + i] = fold_triangle(g[i], uplo) * beta;
