@@ -1,4 +1,5 @@
-"""syr2k against the two-mm composite a user would write, torch.addmm(a @ b.T, b, a.T)."""
+"""syr2k against the two-mm composite a user would write, torch.addmm(a @ b.T, b, a.T); then training
+steps (forward and backward through syr2k, against the composite under torch autograd)."""
 import os
 import random
 
@@ -14,6 +15,8 @@ GPU_CASES += [(torch.bfloat16, 4096, 4096), (torch.float16, 4096, 4096), (torch.
               (torch.bfloat16, 2048, 8192), (torch.bfloat16, 1024, 1024)]
 CPU_CASES = [(torch.float32, 256, 64), (torch.float64, 256, 64)]
 TOL = {torch.bfloat16: 2e-2, torch.float16: 4e-3, torch.float32: 1e-4, torch.float64: 1e-10}
+TRAIN_CASES = [(torch.bfloat16, 2048, 512), (torch.bfloat16, 4096, 1024)]
+CPU_TRAIN_CASES = [(torch.float32, 128, 32)]
 
 
 def _composite(a, b):
@@ -68,6 +71,19 @@ def _peers(a, b, dtype, device, composite_name):
     return peers
 
 
+def _train_case(dtype, n, k, device):
+    """dA and dB after the forward, against the composite's under torch autograd: syr2k's C++
+    backward (H = G + Gᵀ by grouped::_symmetric_sum, then dA and dB in one gemm call) against two
+    mm forward and four backward."""
+    a = torch.randn(n, k, device=device, dtype=dtype, requires_grad=True)
+    b = torch.randn(n, k, device=device, dtype=dtype, requires_grad=True)
+    dy = torch.randn(n, n, device=device, dtype=dtype)
+    dy = dy + dy.T  # (the gradient of a symmetric output's loss is symmetric in use; any G will do)
+    step = lambda op: lambda: torch.autograd.grad(op([a], [b])[0], (a, b), dy)  # noqa: E731
+    return Case("syr2k", f"train n{n}_k{k}", dtype, step(lambda x, y: tg.syr2k(x, y)), {"two mm": step(_composite)},
+                3 * 2.0 * n * (n + 1) * k, "mm", TOL[dtype])
+
+
 def cases(device):
     for dtype, n, k in (GPU_CASES if on_gpu(device) else CPU_CASES):
         a, b = [torch.randn(n, k, device=device, dtype=dtype)], [torch.randn(n, k, device=device, dtype=dtype)]
@@ -84,6 +100,8 @@ def cases(device):
         yield Case("syr2k", f"grouped_{count}_mixed", dtype, lambda a=a, b=b: tg.syr2k(a, b),
                    _peers(a, b, dtype, device, "loop of two mm"),
                    sum(2.0 * n * (n + 1) * k for n, k in sizes), "mm", TOL[dtype])
+    for dtype, n, k in (TRAIN_CASES if on_gpu(device) else CPU_TRAIN_CASES):
+        yield _train_case(dtype, n, k, device)
 
 
 # Issue 6's targets on an H100, printed next to the figures; never asserted. "Large": one problem

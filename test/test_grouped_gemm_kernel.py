@@ -472,6 +472,16 @@ def test_a_m_major_list_read_in_place(dtype, schedule, offset_view):
             check(o, r, dtype)
 
 
+@pytest.mark.parametrize("tile", ["128x128", "128x256", "128x256c2"])
+def test_a_m_major_list_every_tile(tile, monkeypatch):
+    """Each tile the A-M-major kernels exist with, on the list (the sanitizers' case: no profiler)."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", tile)
+    a, b = m_major_list(torch.bfloat16, 9, offset_view=True)
+    poison_next_allocation(sum(x.shape[0] * y.shape[1] for x, y in zip(a, b)))
+    for o, r in zip(tg.gemm(a, b), reference.gemm(a, b)):
+        check(o, r, torch.bfloat16)
+
+
 @pytest.mark.parametrize("tile", ["", "128x128", "128x256", "128x256c2", "64x128"])
 def test_a_m_major_list_takes_its_kernel(tile, monkeypatch):
     """One launch of an A-M-major kernel (GroupedGemmConfig's A K-major argument false) and no copy,

@@ -4,6 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 import reference
 import torch_grouped as tg
+from harness import HOPPER, kernels_launched
 
 
 def _syr2k_composite(a, b, c, uplo, alpha, beta):
@@ -39,6 +40,65 @@ def test_gradients_of_some_inputs_and_outputs(uplo, wanted):
     theirs = grads(lambda a, b, c, **kw: _syr2k_composite(a, b, c, kw["uplo"], kw["alpha"], kw["beta"]))
     for ours, ref in zip(grads(tg.syr2k), theirs, strict=True):
         torch.testing.assert_close(ours, ref)
+
+
+def test_gradients_under_create_graph():
+    """create_graph keeps syr2k's backward differentiable (its G + Gᵀ through ATen's add, not the
+    private op): the second derivative of a loss against the composite's, float64."""
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(6, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(6, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(6, 6, generator=g, dtype=torch.float64)
+
+    def second(op):
+        (da,) = torch.autograd.grad((op([a], [b], [], uplo="L", alpha=0.5, beta=0.0)[0] * w).sum(), [a], create_graph=True)
+        return torch.autograd.grad(da.square().sum(), [b])  # (dA = alpha·(W + Wᵀ)·B: B's only)
+
+    theirs = second(lambda a, b, c, **kw: _syr2k_composite(a, b, c, kw["uplo"], kw["alpha"], kw["beta"]))
+    for ours, ref in zip(second(tg.syr2k), theirs, strict=True):
+        torch.testing.assert_close(ours, ref)
+
+
+SYMMETRIC_SUM_DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16]
+
+
+@pytest.mark.parametrize("dtype", SYMMETRIC_SUM_DTYPES)
+def test_symmetric_sum(dtype, device):
+    """grouped::_symmetric_sum (syr2k's backward H = G + Gᵀ): bit for bit ATen's g + g.mT(), so
+    exactly symmetric, for orders across the GPU kernel's 32 x 32 tiles, one call for all; a
+    transposed view, an empty matrix and a group of another dtype through ATen; outputs contiguous.
+    Freed memory is poisoned first, so an element the kernel leaves unwritten shows."""
+    g = torch.Generator().manual_seed(1)
+    mats = [torch.randn(n, n, generator=g).to(device, dtype) for n in (1, 31, 32, 33, 100, 257)]
+    mats += [torch.randn(40, 40, generator=g).to(device, dtype).mT, torch.empty(0, 0, device=device, dtype=dtype),
+             torch.randn(50, 50, generator=g).to(device, torch.float32 if dtype != torch.float32 else torch.float64)]
+    torch.empty(1 << 22, device=device).fill_(float("nan"))  # freed: what the outputs reuse
+    for x, h in zip(mats, torch.ops.grouped._symmetric_sum(mats), strict=True):
+        assert h.dtype == x.dtype and h.is_contiguous() and torch.equal(h, x + x.mT)
+        assert torch.equal(h, h.mT)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU and a CUDA build")
+def test_symmetric_sum_takes_its_kernel():
+    """One launch of the tiled kernel for a call's groups of one dtype, and syr2k's backward uses it."""
+    g = [torch.randn(n, n, device="cuda", dtype=torch.bfloat16) for n in (300, 64, 1000)]
+    names = kernels_launched(lambda: torch.ops.grouped._symmetric_sum(g))
+    assert sum("symmetric_sum_kernel" in x for x in names) == 1, names
+    a = torch.randn(300, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    out = tg.syr2k([a], [a.detach().clone().requires_grad_()])[0]
+    names = kernels_launched(lambda: torch.autograd.grad(out, a, g[0]))
+    assert sum("symmetric_sum_kernel" in x for x in names) == 1, names
+
+
+def test_symmetric_sum_checks_its_input(device):
+    with pytest.raises(RuntimeError, match="must be a square matrix"):
+        torch.ops.grouped._symmetric_sum([torch.randn(3, 3, device=device), torch.randn(3, 4, device=device)])
+
+
+def test_symmetric_sum_opcheck(device):
+    torch.library.opcheck(torch.ops.grouped._symmetric_sum.default,
+                          ([torch.randn(33, 33, device=device), torch.randn(5, 5, device=device)],))
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])

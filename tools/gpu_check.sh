@@ -25,9 +25,9 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 # with a build, so SANITIZE_AREAS picks some (default: all).
 declare -A SANITIZE_AREA=(
   [layout]="(gpu and (layout or permute) and not huge and not takes_its_kernel)"
-  [rank2k]="(test_rank2k_kernel and not takes_its_kernel) or test_gpu_large_fp32_fp64 or (test_syr2k_tf32 and not takes_its_kernel)"
+  [rank2k]="(test_rank2k_kernel and not takes_its_kernel) or test_gpu_large_fp32_fp64 or (test_symmetric_sum and cuda and not takes_its_kernel) or (test_syr2k_tf32 and not takes_its_kernel)"
   [streamk]="(test_streamk_kernel and (grids or graph or transposed_a_matches or (a_m_major_read_in_place and (stream_k or split_k)) or 130-250 or unaligned or tma_store_epilogue or row_copies or (clusters and not by_default and (stream_k or split_k or cuda_graph))) and not takes_its_kernel) or (test_streamk_tf32 and (operand_layouts or offset_views or grids or cuda_graph))"
-  [grouped]="(test_ragged_rows and 72-136) or test_list_api or (test_transposed_operands_of_a_list and not take_their) or (test_a_m_major_list_read_in_place and host) or test_list_backward_copies_no_operand or test_ragged_columns or test_misaligned or test_many_misaligned or test_unaligned or (test_every_tile_configuration and (128x256c2 or tma)) or test_clustered_kernel or (test_k_grouped and not takes_its_kernel) or test_moe_layer or (test_gemm_tf32 and (accurate_by_default or cuda_graph)) or (test_grouped_mm_tf32 and not takes_its_kernel) or (test_f64_kernel and not takes_its_kernel)"
+  [grouped]="(test_ragged_rows and 72-136) or test_list_api or (test_transposed_operands_of_a_list and not take_their) or (test_a_m_major_list_read_in_place and host) or test_a_m_major_list_every_tile or test_ragged_columns or test_misaligned or test_many_misaligned or test_unaligned or (test_every_tile_configuration and (128x256c2 or tma)) or test_clustered_kernel or (test_k_grouped and not takes_its_kernel) or test_moe_layer or (test_gemm_tf32 and (accurate_by_default or cuda_graph)) or (test_grouped_mm_tf32 and not takes_its_kernel) or (test_f64_kernel and not takes_its_kernel)"
 )
 # racecheck's default, by area as well: the kernels that share memory between threads, a few cases
 # each (check a new expression with `pytest --collect-only -q -k ...`: a -k term that matches
@@ -35,9 +35,9 @@ declare -A SANITIZE_AREA=(
 # 600 s after memcheck and the tests (session 12).
 declare -A RACECHECK_AREA=(
   [layout]="(test_gpu_transposes and (float16-tma or float16-tile2d) and not bfloat16)"
-  [rank2k]="(test_rank2k_kernel and (graph or ((streamk_units or 128x256_tiles) and 300-712 and (stream_k or split_k)) or (clusters_give and sizes1))) or (test_syr2k_tf32 and (cuda_graph or (every_decomposition and 300-712 and (stream_k or data_parallel))))"
+  [rank2k]="(test_symmetric_sum and cuda and bfloat16) or (test_rank2k_kernel and (graph or ((streamk_units or 128x256_tiles) and 300-712 and (stream_k or split_k)) or (clusters_give and sizes1))) or (test_syr2k_tf32 and (cuda_graph or (every_decomposition and 300-712 and (stream_k or data_parallel))))"
   [streamk]="(test_streamk_kernel and graph) or (test_transposed_a_matches and 300-520 and True) or (test_a_m_major_read_in_place and 1000-264 and stream_k) or (test_tma_store_epilogue and 136-264) or (test_dependent_launch_chain and stream_k) or (test_row_copies_match_mm and stream_k) or (test_clusters_match_mm and 300-520 and (stream_k or split_k)) or (test_streamk_tf32 and cuda_graph)"
-  [grouped]="(test_ragged_rows and 72-136) or (test_every_tile_configuration and (bfloat16-128x256+tma or (bfloat16 and 128x256c2))) or (test_a_m_major_list_read_in_place and True-host-bfloat16) or (test_a_m_major_list_takes_its_kernel and 128x256c2) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16) or (test_k_grouped_many_tiles_per_cta and 128x256c2) or (test_gemm_tf32 and cuda_graph) or (test_grouped_mm_tf32 and cuda_graph) or (test_f64_kernel and (cuda_graph or many_small or (gemm_matches_float64 and host) or syr2k_matches))"
+  [grouped]="(test_ragged_rows and 72-136) or (test_every_tile_configuration and (bfloat16-128x256+tma or (bfloat16 and 128x256c2))) or (test_a_m_major_list_read_in_place and True-host-bfloat16) or (test_a_m_major_list_every_tile and 128x256c2) or test_clustered_kernel or (test_k_grouped_tiles and bfloat16) or (test_k_grouped_many_tiles_per_cta and 128x256c2) or (test_gemm_tf32 and cuda_graph) or (test_grouped_mm_tf32 and cuda_graph) or (test_f64_kernel and (cuda_graph or many_small or (gemm_matches_float64 and host) or syr2k_matches))"
 )
 DEFAULT_SANITIZE="" DEFAULT_RACECHECK=""
 for area in ${SANITIZE_AREAS:-layout rank2k streamk grouped}; do

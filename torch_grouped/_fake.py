@@ -34,6 +34,13 @@ def _syr2k_fake(a, b, c, *, uplo="L", alpha=1.0, beta=0.0):
     return [x.new_empty((x.shape[0], x.shape[0])) for x in a]
 
 
+@torch.library.register_fake("grouped::_symmetric_sum")
+def _symmetric_sum_fake(g):
+    for i, x in enumerate(g):
+        torch._check(x.dim() == 2 and x.shape[0] == x.shape[1], lambda: f"_symmetric_sum: g[{i}] must be a square matrix")
+    return [torch.empty_like(x, memory_format=torch.contiguous_format) for x in g]
+
+
 @torch.library.register_fake("grouped::streamk_mm")
 def _streamk_mm_fake(a, b, *, decomposition="auto", splits=0, grid=0):
     return a.new_empty((a.shape[0], b.shape[1]))

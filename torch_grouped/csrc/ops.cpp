@@ -18,6 +18,9 @@ TORCH_LIBRARY(grouped, m) {
   m.def("streamk_mm(Tensor a, Tensor b, *, str decomposition=\"auto\", int splits=0, int grid=0) -> Tensor");
   m.def("permute_copy(Tensor x, int[] dims) -> Tensor");
   m.def("layout_transform(Tensor x, str src_layout, str dst_layout) -> Tensor");
+  // Private: g[i] + g[i]ᵀ of square matrices, for syr2k's backward (common/syr2k_autograd.cpp; the GPU's
+  // in cuda/symmetric_sum.cu).
+  m.def("_symmetric_sum(Tensor[] g) -> Tensor[]");
   // Private: scheduler enumerations for the tests (csrc/cpu/schedule_dump.cpp).
   m.def("_schedule_grouped(int[] m, int[] n, int[] k, int tile_m, int tile_n, int grid, str mode, bool sort_by_k, *, int panel=0, int cluster_m=1) -> Tensor");
   m.def("_round_robin_makespan(int[] counts, float[] costs, int grid) -> float");

@@ -16,6 +16,7 @@ inline constexpr char kSyr2k[] = "grouped::syr2k";
 inline constexpr char kStreamKMm[] = "grouped::streamk_mm";
 inline constexpr char kPermuteCopy[] = "grouped::permute_copy";
 inline constexpr char kLayoutTransform[] = "grouped::layout_transform";
+inline constexpr char kSymmetricSum[] = "grouped::_symmetric_sum";
 
 using GemmSignature = std::vector<at::Tensor>(at::TensorList, at::TensorList, std::optional<at::ScalarType>,
                                               const std::string&, bool);
@@ -26,6 +27,7 @@ using Syr2kSignature = std::vector<at::Tensor>(at::TensorList, at::TensorList, a
 using StreamKMmSignature = at::Tensor(const at::Tensor&, const at::Tensor&, const std::string&, int64_t, int64_t);
 using PermuteCopySignature = at::Tensor(const at::Tensor&, at::IntArrayRef);
 using LayoutTransformSignature = at::Tensor(const at::Tensor&, const std::string&, const std::string&);
+using SymmetricSumSignature = std::vector<at::Tensor>(at::TensorList);
 
 // The op `Name`'s handle, looked up once.
 template <const char* Name, class Signature>

@@ -3,8 +3,10 @@
 // gradient, dT = the `uplo` triangle of G + Gᵀ (G's own diagonal on it): dA = alpha·(G + Gᵀ)·B and
 // dB = alpha·(G + Gᵀ)·A (both lists in one gemm call where both are needed), dc = beta·dT. An output
 // that took no part in the loss has no gradient and counts as zeros; every gradient is in the inputs'
-// dtype.
+// dtype. G + Gᵀ comes from grouped::_symmetric_sum (on the GPU a tiled kernel: ATen's reads Gᵀ a row
+// apart per thread), except under create_graph, where ATen's add keeps it differentiable.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -46,11 +48,17 @@ class Syr2kLists : public torch::autograd::Function<Syr2kLists> {
     bool need_a = false, need_b = false, need_c = false;
     for (size_t i = 0; i < groups; ++i) need_a |= ctx->needs_input_grad(i), need_b |= ctx->needs_input_grad(groups + i);
     for (size_t i = 0; i < c_groups; ++i) need_c |= ctx->needs_input_grad(2 * groups + i);
-    variable_list g(groups), h(groups);  // (H only where dA or dB is needed: a full pass over each G)
+    variable_list g(groups), h;  // (H only where dA or dB is needed: a full pass over each G)
     for (size_t i = 0; i < groups; ++i) {
       const at::Tensor& a = saved[i];
       g[i] = grads[i].defined() ? grads[i].to(a.scalar_type()) : at::zeros({a.size(0), a.size(0)}, a.options());
-      if (need_a || need_b) h[i] = g[i] + g[i].mT();
+    }
+    if (need_a || need_b) {
+      if (at::GradMode::is_enabled()) {  // create_graph: a differentiable H
+        for (const at::Tensor& gi : g) h.push_back(gi + gi.mT());
+      } else {
+        h = op_handle<kSymmetricSum, SymmetricSumSignature>().call(g);
+      }
     }
     variable_list result(2 * groups + c_groups + 3);  // (uplo, alpha and beta: none)
     // (the products as they come where alpha is 1, the default: no pass to scale them)

@@ -31,6 +31,11 @@ at::Tensor grouped_mm_portable(const at::Tensor& a, const at::Tensor& b,
 // Keeps the `uplo` triangle of t (diagonal included) and mirrors it into the other one.
 at::Tensor fold_triangle(const at::Tensor& t, sched::Uplo uplo);
 
+// g + gᵀ of a square matrix through ATen, contiguous (grouped::_symmetric_sum's CPU path, and its
+// GPU path for what its kernel does not serve).
+at::Tensor symmetric_sum_aten(const at::Tensor& g);
+std::vector<at::Tensor> symmetric_sum_portable(at::TensorList g);
+
 // Walks the triangle's tiles with the grouped Rank2K scheduler, as the GPU kernel does.
 std::vector<at::Tensor> syr2k_tiled(at::TensorList a, at::TensorList b, at::TensorList c,
                                     const std::string& uplo, double alpha, double beta);

@@ -40,6 +40,7 @@ TORCH_LIBRARY_IMPL(grouped, CPU, m) {
   m.impl("layout_transform", &layout_transform_portable);
   m.impl("_streamk_tile", &streamk_tile_cpu);
   m.impl("_streamk_walk", &streamk_walk_cpu);
+  m.impl("_symmetric_sum", &symmetric_sum_portable);
 }
 
 }  // namespace torch_grouped

@@ -10,6 +10,20 @@ at::Tensor fold_triangle(const at::Tensor& t, sched::Uplo uplo) {
   return uplo == sched::Uplo::Lower ? at::tril(t) + at::tril(t, -1).t() : at::triu(t) + at::triu(t, 1).t();
 }
 
+at::Tensor symmetric_sum_aten(const at::Tensor& g) {
+  TORCH_CHECK(g.dim() == 2 && g.size(0) == g.size(1), "_symmetric_sum: each g must be a square matrix, got sizes ",
+              g.sizes());
+  at::Tensor h = at::empty({g.size(0), g.size(0)}, g.options());
+  return at::add_out(h, g, g.mT());
+}
+
+std::vector<at::Tensor> symmetric_sum_portable(at::TensorList g) {
+  std::vector<at::Tensor> h;
+  h.reserve(g.size());
+  for (const at::Tensor& x : g) h.push_back(symmetric_sum_aten(x));
+  return h;
+}
+
 std::vector<at::Tensor> syr2k_composite(at::TensorList a, at::TensorList b, at::TensorList c,
                                         const std::string& uplo_name, double alpha, double beta) {
   const sched::Uplo uplo = check_syr2k(a, b, c, uplo_name);

@@ -295,9 +295,10 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   // where most A's are transposed views and B is N-major: gemm's own dB_i = A_iᵀ·dY_i, whose A_iᵀ
   // were each transposed K-major first (8 x 2048 x 1024 x 2048: 46 µs of a 635 µs training step,
   // H200, session 46). 16-bit inputs; the minority is staged M-major; no TMA-store variant.
-  // TORCH_GROUPED_GEMM_A_M_MAJOR=0 stages every A K-major (the benchmarks' A/B runs, tests).
-  const bool a_m_major = !tf32 && !k_major && a_m_major_votes > 0 &&
-                         on_our_kernel(kernel_switch("TORCH_GROUPED_GEMM_A_M_MAJOR"), true);
+  // TORCH_GROUPED_GEMM_A_M_MAJOR=0 stages every A K-major (the benchmarks' A/B runs, tests); read
+  // on every call, so that a bad setting is an error whatever the call's layouts.
+  const bool a_m_major_allowed = on_our_kernel(kernel_switch("TORCH_GROUPED_GEMM_A_M_MAJOR"), true);
+  const bool a_m_major = a_m_major_allowed && !tf32 && !k_major && a_m_major_votes > 0;
   const sched::TileOptions tile_options =
       a_m_major ? sched::TileOptions(sched::kKGroupedTileOptions) : sched::TileOptions(sched::kListTileOptions);
   const std::vector<int32_t> order = sched::visiting_order(ks, sort_by_k);

@@ -5,6 +5,7 @@
 #include "grouped_gemm_cuda.h"
 #include "layout_cuda.h"
 #include "streamk_cuda.h"
+#include "symmetric_sum.h"
 #include "syr2k_cuda.h"
 
 namespace torch_grouped {
@@ -18,6 +19,7 @@ TORCH_LIBRARY_IMPL(grouped, CUDA, m) {
   m.impl("layout_transform", &layout_transform_cuda);
   m.impl("_streamk_tile", &streamk_tile_cuda);
   m.impl("_streamk_walk", &streamk_walk_cuda);
+  m.impl("_symmetric_sum", &symmetric_sum_cuda);
 }
 
 }  // namespace torch_grouped

@@ -1,5 +1,5 @@
-// fp32 to an output type, for the kernels that store fp32 accumulators (torch builds with the
-// implicit half conversions switched off, so every conversion is spelled out).
+// fp32 to an output type, for the kernels that store fp32 accumulators, and back (torch builds with
+// the implicit half conversions switched off, so every conversion is spelled out).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -16,6 +16,17 @@ __device__ __forceinline__ Out from_float(float x) {
     return __float2bfloat16_rn(x);
   } else {
     return __float2half_rn(x);
+  }
+}
+
+template <class In>
+__device__ __forceinline__ float to_float(In x) {
+  if constexpr (std::is_same_v<In, float>) {
+    return x;
+  } else if constexpr (std::is_same_v<In, __nv_bfloat16>) {
+    return __bfloat162float(x);
+  } else {
+    return __half2float(x);
   }
 }
 
