@@ -18,7 +18,7 @@
 namespace torch_grouped {
 namespace {
 
-constexpr int kSide = 32, kRows = 8;  // 32 x 8 threads, four rows of a tile each
+constexpr int kSide = 32, kRows = 8;  // 8 warps, four rows of a tile each
 constexpr int kMaxJobs = 64;
 
 struct SymmetricSumJob {
@@ -48,13 +48,13 @@ __global__ void __launch_bounds__(kSide * kRows) symmetric_sum_kernel(const JobB
   int64_t ti, tj;  // tile (ti, tj) of the lower triangle, ti >= tj
   sched::triangle_row_col(int64_t(blockIdx.x) - job.first_block, ti, tj);
   const int64_t r0 = ti * kSide, c0 = tj * kSide;
-  const int x = threadIdx.x;
-  for (int y = threadIdx.y; y < kSide; y += kRows) {
+  const int x = threadIdx.x % kSide, first_y = threadIdx.x / kSide;  // (launched as 256 threads in one dimension)
+  for (int y = first_y; y < kSide; y += kRows) {
     if (r0 + y < n && c0 + x < n) lower[y][x] = g[(r0 + y) * n + c0 + x];  // G(i, j)
     if (c0 + y < n && r0 + x < n) upper[y][x] = g[(c0 + y) * n + r0 + x];  // G(j, i)
   }
   __syncthreads();
-  for (int y = threadIdx.y; y < kSide; y += kRows) {
+  for (int y = first_y; y < kSide; y += kRows) {
     // H(i, j)[y][x] = G(i, j)[y][x] + G(j, i)[x][y], and H(j, i) likewise (the same sums: symmetric)
     if (r0 + y < n && c0 + x < n) h[(r0 + y) * n + c0 + x] = add(lower[y][x], upper[x][y]);
     if (ti != tj && c0 + y < n && r0 + x < n) h[(c0 + y) * n + r0 + x] = add(lower[x][y], upper[y][x]);
