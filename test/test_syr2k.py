@@ -44,15 +44,18 @@ def test_gradients_of_some_inputs_and_outputs(uplo, wanted):
 
 def test_gradients_under_create_graph():
     """create_graph keeps syr2k's backward differentiable (its G + Gᵀ through ATen's add, not the
-    private op): the second derivative of a loss against the composite's, float64."""
+    private op, which has no derivative): second derivatives of a loss quadratic in the output, so
+    that G itself depends on A and B and the second pass differentiates through G + Gᵀ, against the
+    composite's, float64."""
     g = torch.Generator().manual_seed(5)
     a = torch.randn(6, 3, generator=g, dtype=torch.float64, requires_grad=True)
     b = torch.randn(6, 3, generator=g, dtype=torch.float64, requires_grad=True)
     w = torch.randn(6, 6, generator=g, dtype=torch.float64)
 
     def second(op):
-        (da,) = torch.autograd.grad((op([a], [b], [], uplo="L", alpha=0.5, beta=0.0)[0] * w).sum(), [a], create_graph=True)
-        return torch.autograd.grad(da.square().sum(), [b])  # (dA = alpha·(W + Wᵀ)·B: B's only)
+        out = op([a], [b], [], uplo="L", alpha=0.5, beta=0.0)[0]
+        (da,) = torch.autograd.grad((out.square() * w).sum(), [a], create_graph=True)  # G = 2·out·w
+        return torch.autograd.grad(da.square().sum(), [a, b])
 
     theirs = second(lambda a, b, c, **kw: _syr2k_composite(a, b, c, kw["uplo"], kw["alpha"], kw["beta"]))
     for ours, ref in zip(second(tg.syr2k), theirs, strict=True):
