@@ -2,8 +2,8 @@
 // dA = op(dY, Bᵀ) and dB = op(Aᵀ, dY), with the last two axes transposed (for grouped_mm the
 // transposes turn each of its four forms into another, with the same offsets; gemm does it per
 // group). syr2k's and the layout ops' are C++ too (syr2k_autograd.cpp, layout_autograd.cpp); all
-// are here rather than in Python because they run in training loops on calls whose kernels take tens of microseconds,
-// where torch.library's Python autograd layer showed: a forward and backward of streamk_mm 4096 x
+// are in C++ rather than Python because they run in training loops on calls whose kernels take
+// tens of microseconds, where torch.library's Python autograd layer showed: a forward and backward of streamk_mm 4096 x
 // 1024 x 4096 ran 164 µs of kernels in 358 µs (0.53x torch.mm's 189; H200, session 45); on a CPU
 // with tiny tensors a forward and backward took 221 µs of host time (streamk_mm; 69-88 in C++,
 // torch.mm's 31-54), 192 µs (grouped_mm; 92 in C++) and 345 µs (gemm, 4 groups).

@@ -20,8 +20,9 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-at::Tensor fold_triangle(const at::Tensor& g, const std::string& uplo) {
-  const at::Tensor folded = g + g.mT() - at::diag_embed(at::diagonal(g, 0, -2, -1));
+// dT: the `uplo` triangle of H = G + Gᵀ with G's own diagonal on it.
+at::Tensor fold_triangle(const at::Tensor& h, const at::Tensor& g, const std::string& uplo) {
+  const at::Tensor folded = h - at::diag_embed(at::diagonal(g, 0, -2, -1));
   return uplo == "L" ? folded.tril() : folded.triu();
 }
 
@@ -48,12 +49,12 @@ class Syr2kLists : public torch::autograd::Function<Syr2kLists> {
     bool need_a = false, need_b = false, need_c = false;
     for (size_t i = 0; i < groups; ++i) need_a |= ctx->needs_input_grad(i), need_b |= ctx->needs_input_grad(groups + i);
     for (size_t i = 0; i < c_groups; ++i) need_c |= ctx->needs_input_grad(2 * groups + i);
-    variable_list g(groups), h;  // (H only where dA or dB is needed: a full pass over each G)
+    variable_list g(groups), h;  // (H only where a gradient is needed: a full pass over each G)
     for (size_t i = 0; i < groups; ++i) {
       const at::Tensor& a = saved[i];
       g[i] = grads[i].defined() ? grads[i].to(a.scalar_type()) : at::zeros({a.size(0), a.size(0)}, a.options());
     }
-    if (need_a || need_b) {
+    if (need_a || need_b || need_c) {  // (dc from the same H: one G + Gᵀ for every gradient)
       if (at::GradMode::is_enabled()) {  // create_graph: a differentiable H
         for (const at::Tensor& gi : g) h.push_back(gi + gi.mT());
       } else {
@@ -76,7 +77,7 @@ class Syr2kLists : public torch::autograd::Function<Syr2kLists> {
         for (size_t i = 0; i < groups; ++i) result[groups + i] = scaled(products[next++]);
     }
     if (need_c)
-      for (size_t i = 0; i < c_groups; ++i) result[2 * groups + i] = fold_triangle(g[i], uplo) * beta;
+      for (size_t i = 0; i < c_groups; ++i) result[2 * groups + i] = fold_triangle(h[i], g[i], uplo) * beta;
     return result;
   }
 };

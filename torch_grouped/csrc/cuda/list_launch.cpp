@@ -72,7 +72,8 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
 
   // The tensor maps: two templates encoded here, patched per group on the device.
   ListMapsArgs maps{};
-  maps.a_template = how.a_m_major ? mn_major_map(problems[0].a, how.dtype) : a_map(problems[0].a, how.kernel.a_box_m(), how.dtype);
+  maps.a_template =
+      how.a_m_major ? mn_major_map(problems[0].a, how.dtype) : a_map(problems[0].a, how.kernel.a_box_m(), how.dtype);
   maps.b_template = b_map(problems[0].b, how.b_k_major, how.kernel.b_box_n(), how.dtype);
   maps.a_maps = reinterpret_cast<CUtensorMap*>(dbase + maps_offset);
   maps.b_maps = maps.a_maps + groups;

@@ -36,12 +36,9 @@ __device__ __forceinline__ void build_map(const ListMapsArgs& p, const kernels::
     return;
   }
   if (lg.k == 0) return;  // no loads: the kernel only writes zeros
-  if (which == 0) {
-    if (p.a_m_major) {
-      patch_map(p.a_maps + g, p.a_template, lg.a, lg.m, lg.k, lg.lda * p.element_size);
-    } else {
-      patch_map(p.a_maps + g, p.a_template, lg.a, lg.k, lg.m, lg.lda * p.element_size);
-    }
+  if (which == 0) {  // rows of k elements, or M-major rows of m
+    patch_map(p.a_maps + g, p.a_template, lg.a, p.a_m_major ? lg.m : lg.k, p.a_m_major ? lg.k : lg.m,
+              lg.lda * p.element_size);
   } else if (p.b_k_major) {
     patch_map(p.b_maps + g, p.b_template, lg.b, lg.k, lg.n, lg.ldb * p.element_size);
   } else {

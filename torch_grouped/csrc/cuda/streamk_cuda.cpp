@@ -267,9 +267,9 @@ KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStrea
 }
 
 // How a call's plan walks its tiles: in 2 x 1 clusters (streamk_clusters, where a clustered
-// kernel exists and the operands are not read by row copies or A M-major: 128-row tiles) its tiles are 256-row
-// pairs and its walkers the resident clusters within the grid; else the kernel's tiles, one walker
-// per CTA.
+// kernel exists and the operands are read neither by row copies nor A M-major: 128-row tiles) its
+// tiles are 256-row pairs and its walkers the resident clusters within the grid; else the kernel's
+// tiles, one walker per CTA.
 struct StreamKWalk {
   int cluster = 1;      // CTAs per walker
   int64_t walkers = 1;  // the plan's grid

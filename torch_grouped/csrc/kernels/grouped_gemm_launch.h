@@ -41,7 +41,8 @@ struct GroupedGemmKernel {
 GroupedGemmKernel grouped_gemm_kernel(InputKind input, int tile_m, int tile_n, bool b_k_major, int cluster_m = 1,
                                       bool tma_store = false);
 
-// The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK): 128x128 or 128x256 tiles,
+// The kernel of grouped_mm's K-grouped form (GroupedForm::RaggedK), which also runs gemm's lists
+// whose A's lie M-major (GroupedForm::List: the form is the call's): 128x128 or 128x256 tiles,
 // A M-major, B N-major, stores by the threads; cluster_m = 2 (128x256 only): in 2 x 1 clusters
 // that multicast B.
 GroupedGemmKernel k_grouped_kernel(InputKind input, int tile_m, int tile_n, int cluster_m);

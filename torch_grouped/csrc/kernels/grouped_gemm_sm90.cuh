@@ -90,15 +90,15 @@ struct GroupedGemmConfig {
   using Tiles = cute::conditional_t<Rank2K, sched::SymmetricTiles, sched::GemmTiles>;
   static constexpr bool BKMajor = BKMajor_;  // B[g] ([K, N]) has unit stride along K
   // A M-major (A[g] ([M, K]) with unit stride along M): the transposed activations of an MoE weight
-  // gradient (the K-grouped form, GroupedForm::RaggedK), and streamk_mm's Aᵀ (its own backward's
-  // dB = Aᵀ·dY), read in 64-row boxes where they lie rather than transposed into a staging buffer
-  // first; B N-major with it.
+  // gradient (the K-grouped form, GroupedForm::RaggedK), gemm's A_iᵀ (the list form on the same
+  // kernels) and streamk_mm's Aᵀ (their own backward's dB = Aᵀ·dY), read in 64-row boxes where they
+  // lie rather than transposed into a staging buffer first; B N-major with it.
   static constexpr bool AKMajor = AKMajor_;
   // (Its TMA-store variant, one [G, M, N] map batched by group, went in session 24: 4-33% slower
   // than the threads' stores on every weight gradient once their interior path was compact; H100.)
   static_assert(AKMajor || ((Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::StreamK && ClusterM_ == 1)) &&
                              !BKMajor_ && !TmaStore_ && !RowCopies_),
-                "A M-major: the K-grouped form's grouped walk or the Stream-K walk without clusters, B N-major, "
+                "A M-major: the grouped walk (K-grouped form, lists) or the Stream-K walk without clusters, B N-major, "
                 "stores by the threads");
   // The consumers share each tile, 64 rows each. (A ping-pong form, two warpgroups taking 64 x 256
   // tiles in turn so that one's epilogue ran beside the other's WGMMAs, was 20-72% slower on the
