@@ -394,16 +394,18 @@ DATA_PARALLEL, SPLIT_K, STREAM_K = 0, 1, 2  # sched::Decomposition
 @pytest.mark.parametrize("what, n, k, tile_k, plan", [
     # fp32 in 3xTF32 (K three times over, 32-deep steps): 36 tiles of 192 K blocks on 132 SMs in
     # 3 slices, the count that fills the grid, which the powers of two miss (2 slices: 69.6 µs
-    # against 57.3; H100, session 35)
-    ("fp32 n1024", 1024, 3 * 1024, 32, [128, SPLIT_K, 3, 132]),
-    # bf16 n1024: 32 K blocks a tile, too short to pay a fixup (21.9-22.6 µs, split_k 21.8)
-    ("bf16 n1024", 1024, 1024, 64, [128, DATA_PARALLEL, 1, 132]),
+    # against 57.3; H100, session 35), on the 108 CTAs that get a slice
+    ("fp32 n1024", 1024, 3 * 1024, 32, [128, SPLIT_K, 3, 108]),
+    # bf16 n1024: 32 K blocks a tile, too short to pay a fixup (21.9-22.6 µs, split_k 21.8); one
+    # tile for each of 36 CTAs
+    ("bf16 n1024", 1024, 1024, 64, [128, DATA_PARALLEL, 1, 36]),
     # 136 tiles on 132 SMs: Stream-K's balance (137.5 µs against 168 data-parallel)
     ("bf16 n2048 k8192", 2048, 8192, 64, [128, STREAM_K, 1, 132]),
 ])
 def test_rank2k_plan_on_the_h100(what, n, k, tile_k, plan):
     """syr2k's one-problem `auto` plan with the H100's Rank2K model on 132 SMs, as measured
-    against every forced decomposition in session 35 (benchmarks/NOTES.md)."""
+    against every forced decomposition in session 35 (benchmarks/NOTES.md): [tile_n,
+    decomposition, splits, grid], the grid being the CTAs launched, those with work only."""
     assert sched._rank2k_plan(n, k, tile_k, 132, "NVIDIA H100 80GB HBM3") == plan
 
 
@@ -448,7 +450,7 @@ def test_rank2k_upper_is_lower_transposed_for_square_tiles():
 def _check_streamk(rows, tiles, iters, separate_allowed=True):
     by_tile = collections.defaultdict(list)
     for cta, tile, k0, k1, starts, slot, more_segments, first_slot, ipt, slots, _, segment, run, reads, separate, _, \
-            _, _ in rows:
+            _, _, _ in rows:
         assert ipt == iters
         by_tile[tile].append((k0, k1, starts, slot, more_segments, first_slot, cta, segment, run, reads, separate))
     assert set(by_tile) == set(range(tiles))
@@ -476,6 +478,8 @@ def _check_streamk(rows, tiles, iters, separate_allowed=True):
     assert {r[14] for r in rows if r[6] > 0} <= {1 if most >= 32 and separate_allowed else 0}
     used = [r[5] for r in rows if r[5] >= 0]
     assert len(used) == len(set(used)), "a workspace slot is written twice"
+    # The plan launches exactly the CTAs that hold a unit.
+    assert not rows or {r[0] for r in rows} == set(range(rows[0][18])), "a CTA without work is launched"
     # The model's e and f terms (FixupStats), the same on every row: a Stream-K tile is cut; the
     # partials stored beyond one per cut tile (all of them where the separate kernel sums).
     cut = {tile: segs for tile, segs in by_tile.items() if len(segs) > 1}
@@ -531,6 +535,37 @@ def test_property_streamk_plans(tiles_m, tiles_n, iters, grid, decomposition, sp
     rows = sched._schedule_streamk(128 * tiles_m, 128 * tiles_n, 64 * iters, 128, 128, 64, decomposition, splits,
                                    grid, separate_fixup=separate).tolist()
     _check_streamk(rows, tiles_m * tiles_n, iters, separate_allowed=separate)
+    assert rows[0][18] <= grid
+
+
+def test_idle_ctas_are_not_launched():
+    """64 split-K units of one tile on a grid of 132 launch 64 CTAs (the 68 idle ones cost 24.6
+    µs against 19.3-20.1 on 64; H200, session 48); a full wave keeps the grid."""
+    rows = sched._schedule_streamk(128, 128, 65536, 128, 128, 64, "split_k", 64, 132).tolist()
+    assert {r[18] for r in rows} == {64} and sorted(r[0] for r in rows) == list(range(64))
+    rows = sched._schedule_streamk(384, 384, 128, 128, 128, 64, "data_parallel", 1, 132).tolist()
+    assert {r[18] for r in rows} == {9}
+    rows = sched._schedule_streamk(128, 128, 640, 128, 128, 64, "stream_k", 1, 132).tolist()
+    assert {r[18] for r in rows} == {10} and len(rows) == 10  # one iteration a CTA
+    rows = sched._schedule_streamk(128 * 12, 128 * 11, 640, 128, 128, 64, "data_parallel", 1, 132).tolist()
+    assert {r[18] for r in rows} == {132}
+
+
+@pytest.mark.parametrize("tile_m, tile_n", [(64, 128), (128, 128), (128, 256), (192, 128), (256, 128), (256, 256)])
+def test_partial_quads_cover_the_tile_once(tile_m, tile_n):
+    """A partial in register order (sched::PartialQuad): its float4s hold every element of the tile
+    exactly once, two adjacent columns in each of rows r and r + 8; a warp's 32 float4s cover 8
+    rows (and their + 8) by 8 columns, and every band of 64 rows lies in its own 64 · tile_n
+    floats (a cluster's pair tile: rank 0's warpgroups first)."""
+    quads = sched._streamk_partial_quads(tile_m, tile_n).tolist()
+    assert len(quads) == tile_m * tile_n // 4
+    covered = collections.Counter((r + dr, c + dc) for r, c in quads for dr in (0, 8) for dc in (0, 1))
+    assert set(covered) == {(r, c) for r in range(tile_m) for c in range(tile_n)} and set(covered.values()) == {1}
+    for first in range(0, len(quads), 32):
+        warp = quads[first:first + 32]
+        assert sorted({r for r, _ in warp}) == list(range(warp[0][0], warp[0][0] + 8))
+        assert sorted({c for _, c in warp}) == list(range(warp[0][1], warp[0][1] + 8, 2))
+    assert all(r // 64 == q // (16 * tile_n) for q, (r, _) in enumerate(quads))
 
 
 def test_split_k_16_sums_four_runs_of_four():

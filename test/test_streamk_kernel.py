@@ -98,10 +98,12 @@ def uses_separate_fixup(m, n, k, decomposition, splits):
     (200, 120, 9000, "stream_k", 0),   # the 128x128 kernel, 2 tiles of ~66 segments
     (64, 300, 30000, "auto", 0),
     (128, 128, 65536, "stream_k", 0),  # 132 segments: some parts of 16, some of 17
+    (128, 128, 65536, "split_k", 40),  # 40 slices on a grid of 40 CTAs (the plan launches no idle one)
 ])
 def test_separate_fixup(dtype, m, n, k, decomposition, splits):
-    """Tiles of 32 segments or more: the matmul kernel stores row-major partials and the separate
-    kernel sums them (sched::SeparateFixup); correct, fully written, and bitwise repeatable."""
+    """Tiles of 32 segments or more: the matmul kernel stores its partials in register order and
+    the separate kernel sums them (sched::SeparateFixup, sched::PartialQuad); correct, fully
+    written, and bitwise repeatable."""
     assert uses_separate_fixup(m, n, k, decomposition, splits)
     a, b = operands(m, n, k, dtype)
     poison()

@@ -169,7 +169,8 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
 // FixupTree (with the separate fixup: its part, SeparateFixup), partials read one after another
 // by the tile's fixup (0: not cut), 1 where the separate kernel sums the tile, the busiest CTA's
 // iterations as the model counts them (sched::model_iters_per_cta), and the plan's
-// FixupStats::extra_partials and stream_k_cut (the model's e and f terms)). `separate_fixup`: whether the
+// FixupStats::extra_partials and stream_k_cut (the model's e and f terms), and the CTAs the plan
+// launches (StreamKPlan::grid: those with work)). `separate_fixup`: whether the
 // plan may use the separate fixup kernel, as streamk_mm's does (false: syr2k's).
 at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
                             int64_t tile_k, const std::string& decomposition, int64_t splits,
@@ -195,10 +196,24 @@ at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int
                       segments > 1 ? plan.segment_slot(u.tile, 0) : -1, plan.iters_per_tile,
                       plan.workspace_slots(), static_cast<int64_t>(plan.decomposition), u.segment, run,
                       plan.fixup_serial_reads(u.tile), separate ? 1 : 0, sched::model_iters_per_cta(plan),
-                      stats.extra_partials, stats.stream_k_cut ? 1 : 0});
+                      stats.extra_partials, stats.stream_k_cut ? 1 : 0, plan.grid});
     }
   }
-  return rows_to_tensor(rows, 18);
+  return rows_to_tensor(rows, 19);
+}
+
+// Rows (row, col) of a partial tile's float4s in their slot, in slot order: each holds (row, col),
+// (row, col + 1), (row + 8, col) and (row + 8, col + 1) of the tile (sched::PartialQuad).
+at::Tensor streamk_partial_quads(int64_t tile_m, int64_t tile_n) {
+  TORCH_CHECK_VALUE(tile_m > 0 && tile_m % 64 == 0 && tile_n > 0 && tile_n % 8 == 0,
+                    "partial quads: tile_m must be a multiple of 64 and tile_n of 8");
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t quad = 0; quad < tile_m * tile_n / 4; ++quad) {
+    int64_t row = 0, col = 0;
+    sched::PartialQuad::place(quad, tile_n, row, col);
+    rows.push_back({row, col});
+  }
+  return rows_to_tensor(rows, 2);
 }
 
 // The planner's choice, as text: the simplified shape, the kernel, and for a box its axes
@@ -382,6 +397,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_schedule_rank2k", &schedule_rank2k);
   m.impl("_calibration_source", &calibration_source);
   m.impl("_schedule_streamk", &schedule_streamk);
+  m.impl("_streamk_partial_quads", &streamk_partial_quads);
   m.impl("_choose_streamk_tile", &choose_streamk_tile);
   m.impl("_row_copies_pay", &row_copies_pay);
   m.impl("_streamk_clusters_pay", &streamk_clusters_pay);

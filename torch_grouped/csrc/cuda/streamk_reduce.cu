@@ -1,8 +1,8 @@
-// The separate Stream-K fixup kernel. A block owns 128 consecutive elements of one cut tile (the
-// tile is row-major, tile_n = 128 or 256 columns: they lie in one row) and has one warp per part
-// of the tile's segments (sched::SeparateFixup): lane l of warp w sums the four elements
-// 4l .. 4l + 3 over the segments of part w in K order, 16-byte loads from L2; warp 0 then adds
-// the parts in order and stores the four elements. A tile of 128 x 128 spreads over 128 blocks,
+// The separate Stream-K fixup kernel. A block owns 128 consecutive floats of one cut tile's
+// partials (32 of their float4s: four elements of each of 32 consumer threads, sched::PartialQuad)
+// and has one warp per part of the tile's segments (sched::SeparateFixup): lane l of warp w sums
+// float4 l over the segments of part w in K order, 16-byte loads from L2; warp 0 then adds the
+// parts in order and stores the four elements, two adjacent ones in each of two rows. A tile of 128 x 128 spreads over 128 blocks,
 // so a 132-segment fixup reads its 8.6 MB of partials on every SM at once, where the last
 // arriving CTA read them one after another. It launches as a programmatic dependent of the
 // matmul kernel (kernels/dependent_launch.cuh): its blocks take the SMs the matmul's CTAs leave
@@ -57,18 +57,22 @@ __global__ void __launch_bounds__(32 * kWarps) streamk_reduce_kernel(const sched
     if (sched::SeparateFixup::part_begin(segments, w) < sched::SeparateFixup::part_begin(segments, w + 1))
       add(total, part_sums[w][lane]);
 
-  const int64_t row = (tile / plan.tiles_n) * tile_m + element / tile_n;
-  const int64_t col = (tile % plan.tiles_n) * tile_n + element % tile_n;
-  if (row >= out.m || col >= out.n) return;
-  Out* dst = static_cast<Out*>(out.data) + row * out.ldc + col;
-  const float values[4] = {total.x, total.y, total.z, total.w};
-  if (col + 4 <= out.n && reinterpret_cast<uintptr_t>(dst) % (4 * sizeof(Out)) == 0) {
-    struct alignas(4 * sizeof(Out)) Four { Out v[4]; } four;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) four.v[e] = kernels::from_float<Out>(values[e]);
-    *reinterpret_cast<Four*>(dst) = four;
-  } else {
-    for (int e = 0; e < 4 && col + e < out.n; ++e) dst[e] = kernels::from_float<Out>(values[e]);
+  int64_t tile_row, tile_col;  // of the quad's first element
+  sched::PartialQuad::place(element / 4, tile_n, tile_row, tile_col);
+  const int64_t row = (tile / plan.tiles_n) * tile_m + tile_row;
+  const int64_t col = (tile % plan.tiles_n) * tile_n + tile_col;
+  const float pairs[2][2] = {{total.x, total.y}, {total.z, total.w}};  // rows row and row + 8
+  for (int half = 0; half < 2; ++half) {
+    const int64_t r = row + 8 * half;
+    if (r >= out.m || col >= out.n) continue;
+    Out* dst = static_cast<Out*>(out.data) + r * out.ldc + col;
+    if (col + 2 <= out.n && reinterpret_cast<uintptr_t>(dst) % (2 * sizeof(Out)) == 0) {
+      struct alignas(2 * sizeof(Out)) Two { Out v[2]; } two;
+      two.v[0] = kernels::from_float<Out>(pairs[half][0]), two.v[1] = kernels::from_float<Out>(pairs[half][1]);
+      *reinterpret_cast<Two*>(dst) = two;
+    } else {
+      for (int e = 0; e < 2 && col + e < out.n; ++e) dst[e] = kernels::from_float<Out>(pairs[half][e]);
+    }
   }
 }
 

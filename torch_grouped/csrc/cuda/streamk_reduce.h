@@ -1,6 +1,6 @@
 // The separate Stream-K fixup (sched::SeparateFixup): after the matmul kernel has stored every
-// segment of a cut tile as a row-major fp32 partial, one launch sums each cut tile's partials
-// and stores the tile, in parallel over its elements.
+// segment of a cut tile as an fp32 partial (in register order, sched::PartialQuad), one launch
+// sums each cut tile's partials and stores the tile, in parallel over its elements.
 #pragma once
 #include <cuda_runtime.h>
 

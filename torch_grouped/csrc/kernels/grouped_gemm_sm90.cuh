@@ -993,7 +993,7 @@ __device__ __forceinline__ void consume(const GroupedGemmArgs& p, typename Cfg::
                                  rank * Cfg::Consumers + warpgroup, 1 + warpgroup, &smem.fixup_last[warpgroup]};
         if constexpr (!Cfg::Rank2K) {  // streamk_mm: the separate kernel sums (sched::SeparateFixup)
           if (p.streamk.separate_fixup) {
-            fixup.store_matrix(acc, coords, u.slot, rank * Cfg::BM, Cfg::BN);
+            fixup.store(acc, u.slot, thread % 128);  // (no counter: the reduction runs after this kernel)
             continue;
           }
         }

@@ -11,7 +11,8 @@
 // A partial is stored in the accumulators' register order, not as a matrix: thread i of every
 // CTA holds the same elements of the tile, so each thread reads back exactly what thread i wrote,
 // in coalesced 16-byte accesses, without shared memory (and a run's sum can overwrite the run's
-// first slot: the thread that writes an element is the only one that read it).
+// first slot: the thread that writes an element is the only one that read it). The separate
+// fixup kernel reads the same form (sched::PartialQuad maps it back onto the tile).
 //
 // Counters are per consumer warpgroup (each warpgroup owns its 64 rows and never synchronises
 // with the other). The last arriver sets its counter back to zero, so the counters are all zero
@@ -40,15 +41,22 @@ struct StreamKFixup {
     return reinterpret_cast<float4*>(workspace + (slot * consumers + warpgroup) * (slot_floats / consumers));
   }
 
+  // Stores this warpgroup's accumulators in `slot`, in register order (sched::PartialQuad says
+  // where each element lies): the separate fixup's partials go out so as well.
+  template <class Acc>
+  __device__ __forceinline__ void store(const Acc& acc, int64_t slot, int lane) const {
+    float4* dst = part(slot);
+    CUTE_UNROLL
+    for (int j = 0; j < int(cute::size(acc)) / 4; ++j)
+      dst[j * 128 + lane] = make_float4(acc(4 * j), acc(4 * j + 1), acc(4 * j + 2), acc(4 * j + 3));
+  }
+
   // Stores this warpgroup's accumulators in `slot` and counts them in on `counter`, one of
   // `arrivals`. True, in every thread of the warpgroup, for the last to arrive.
   template <class Acc>
   __device__ __forceinline__ bool publish(const Acc& acc, int64_t slot, int64_t counter, int64_t arrivals,
                                           int lane) const {
-    float4* dst = part(slot);
-    CUTE_UNROLL
-    for (int j = 0; j < int(cute::size(acc)) / 4; ++j)
-      dst[j * 128 + lane] = make_float4(acc(4 * j), acc(4 * j + 1), acc(4 * j + 2), acc(4 * j + 3));
+    store(acc, slot, lane);
     // The barrier orders every thread's stores before lane 0's release, which is cumulative (the
     // pattern of CUTLASS's generic barrier: a CTA barrier, then one thread's fence.acq_rel.gpu and
     // atomic); lane 0's acquire, then the second barrier, order the last arriver's reads after
@@ -82,23 +90,6 @@ struct StreamKFixup {
         const float4 v = __ldcg(src + j * 128 + lane);
         acc(4 * j) += v.x, acc(4 * j + 1) += v.y, acc(4 * j + 2) += v.z, acc(4 * j + 3) += v.w;
       }
-    }
-  }
-
-  // The separate fixup's form of a partial (sched::SeparateFixup): the tile as a row-major fp32
-  // matrix of tile_n columns in `slot`, so that the reduction kernel reads and sums whole rows.
-  // Accumulator pairs (2q, 2q + 1) are adjacent columns (WGMMA's C layout): one 8-byte store each,
-  // a warp's stores filling whole 32-byte sectors of eight rows. No counter: the reduction runs
-  // after the matmul kernel, in stream order. `first_row`: where this CTA's rows start in the
-  // plan's tile (a cluster's pair tile: the peer's rows come first in the slot).
-  template <class Acc, class Coords>
-  __device__ __forceinline__ void store_matrix(const Acc& acc, const Coords& coords, int64_t slot, int first_row,
-                                               int tile_n) const {
-    float* dst = workspace + slot * slot_floats + int64_t(first_row) * tile_n;
-    CUTE_UNROLL
-    for (int i = 0; i < int(cute::size(acc)); i += 2) {
-      const int r = int(cute::get<0>(coords(i))), c = int(cute::get<1>(coords(i)));
-      *reinterpret_cast<float2*>(dst + r * tile_n + c) = make_float2(acc(i), acc(i + 1));
     }
   }
 

@@ -158,9 +158,10 @@ inline StreamKPlan resolve_streamk_plan(const StreamKModel& model, Decomposition
 // per tile as a reason for Stream-K's balance, but Stream-K's CTAs, spread over the tiles at
 // different K offsets, share no operand block in L2 as a data-parallel wave does (fp32 4096³ in
 // 3xTF32, H100, session 19: auto's stream_k 2.99 ms; one pass, data-parallel: 0.57 ms).
+// `grid`: the CTAs the one-pass plan was made for (its own grid may be fewer: those with work).
 inline StreamKPlan replan_for_k(const StreamKPlan& plan, int64_t m, int64_t n, int64_t k, int64_t tile_m,
-                                int64_t tile_n, int64_t tile_k, bool may_separate) {
-  return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, plan.decomposition, plan.splits, plan.grid, may_separate);
+                                int64_t tile_n, int64_t tile_k, int64_t grid, bool may_separate) {
+  return make_streamk_plan(m, n, k, tile_m, tile_n, tile_k, plan.decomposition, plan.splits, grid, may_separate);
 }
 
 // Whether streamk_mm reads the operands TMA cannot address (rows 4-byte aligned at least) by row
