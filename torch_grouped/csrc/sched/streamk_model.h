@@ -80,7 +80,8 @@ inline int64_t default_splits(int64_t grid, int64_t tiles) {
 // `auto`: the decomposition (for split-K the split count, for Stream-K possibly half or a quarter
 // of the grid) that minimises the model on at most `sms` CTAs.
 // `predicted`, when given, receives the chosen plan's predicted time. Split-K is weighed in powers
-// of two and in the count that fills the grid (default_splits) where that is none: syr2k fp32
+// of two up to 16 and in the counts that fill the grid (default_splits; beyond 16 for fewer than
+// 8 tiles, below) where those are none: syr2k fp32
 // n = 1024 (36 tiles) ran 57 µs in 3 slices against 70 in 2 (rank2k_tile_choice.h), streamk_mm's
 // 182 x 2064 x 43705 127 µs in 7 slices against 155 for its Stream-K pick, 673 x 289 x 40150 120
 // against 144 (H100, session 35).
@@ -111,8 +112,15 @@ inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int
     if (t < best_time) best = p, best_time = t;
   };
   for (int64_t s = 2; s <= 16; s *= 2) try_split(s);
-  const int64_t fill = default_splits(sms, ceil_div(m, tile_m) * ceil_div(n, tile_n));
+  const int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, tile_n);
+  const int64_t fill = default_splits(sms, tiles);
   if ((fill & (fill - 1)) != 0) try_split(fill);
+  // Fewer than 8 tiles: beyond 16 slices too, those that fill the grid and its halves (as Stream-K
+  // weighs its half grids). The same iterations a CTA as Stream-K's, without its cuts (the e
+  // term): 256² x 131072 split_k 33 51.1 µs against `auto`'s Stream-K 63.4, 219 x 157 x 10383
+  // 22.4 against 23.3, 128² x 65536 split_k 66 23.8 against Stream-K on 66 CTAs 24.4 (H200,
+  // session 48; the slices of one K range run side by side and share operand blocks in L2).
+  for (int64_t s = sms / max64(tiles, 1); s > 16; s /= 2) try_split(s);
   if (predicted != nullptr) *predicted = best_time;
   return best;
 }
