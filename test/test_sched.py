@@ -568,6 +568,13 @@ def test_partial_quads_cover_the_tile_once(tile_m, tile_n):
     assert all(r // 64 == q // (16 * tile_n) for q, (r, _) in enumerate(quads))
 
 
+def test_partial_quads_need_whole_bands():
+    with pytest.raises(ValueError, match="tile_m must be a multiple of 64 and tile_n of 8"):
+        sched._streamk_partial_quads(96, 128)
+    with pytest.raises(ValueError, match="tile_m must be a multiple of 64 and tile_n of 8"):
+        sched._streamk_partial_quads(128, 100)
+
+
 def test_split_k_16_sums_four_runs_of_four():
     rows = sched._schedule_streamk(128, 128, 65536, 128, 128, 64, "split_k", 16, 132).tolist()
     _check_streamk(rows, 1, 1024)

@@ -30,7 +30,8 @@ def slices_of(a, b, count):
 
 def report(label, found, gigabytes):
     total = sum(t for t, _ in found.values())
-    print(f"{label}: {total:.1f} µs of kernels, operands at {gigabytes / total * 1e3:.2f} TB/s of the whole", flush=True)
+    rate = gigabytes / total * 1e3
+    print(f"{label}: {total:.1f} µs of kernels, operands at {rate:.2f} TB/s of the whole", flush=True)
     for (name, grid), (t, count) in sorted(found.items(), key=lambda kv: -kv[1][0]):
         print(f"    {t:8.1f} µs  x{count:.0f}  grid {list(grid)}  {name[:140]}", flush=True)
 

@@ -348,7 +348,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, plan_tile_m, tile_n, o.tile_k, walkers,
                                           /*may_separate=*/true);
   if (passes > 1)
-    p.streamk = sched::replan_for_k(p.streamk, m, n, o.k, plan_tile_m, tile_n, o.tile_k, walkers, /*may_separate=*/true);
+    p.streamk = sched::replan_for_k(p.streamk, m, n, o.k, plan_tile_m, tile_n, o.tile_k, walkers,
+                                    /*may_separate=*/true);
   p.form = kernels::GroupedForm::Batched;
   p.m = m, p.n = n, p.k = o.k;
   p.groups = 1;

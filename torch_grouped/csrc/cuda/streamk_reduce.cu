@@ -2,11 +2,12 @@
 // partials (32 of their float4s: four elements of each of 32 consumer threads, sched::PartialQuad)
 // and has one warp per part of the tile's segments (sched::SeparateFixup): lane l of warp w sums
 // float4 l over the segments of part w in K order, 16-byte loads from L2; warp 0 then adds the
-// parts in order and stores the four elements, two adjacent ones in each of two rows. A tile of 128 x 128 spreads over 128 blocks,
-// so a 132-segment fixup reads its 8.6 MB of partials on every SM at once, where the last
-// arriving CTA read them one after another. It launches as a programmatic dependent of the
-// matmul kernel (kernels/dependent_launch.cuh): its blocks take the SMs the matmul's CTAs leave
-// and wait there for the matmul's partials, rather than being launched once the matmul is done.
+// parts in order and stores the four elements, two adjacent ones in each of two rows. A tile of
+// 128 x 128 spreads over 128 blocks, so a 132-segment fixup reads its 8.6 MB of partials on every
+// SM at once, where the last arriving CTA read them one after another. It launches as a
+// programmatic dependent of the matmul kernel (kernels/dependent_launch.cuh): its blocks take the
+// SMs the matmul's CTAs leave and wait there for the matmul's partials, rather than being launched
+// once the matmul is done.
 #include <c10/cuda/CUDAException.h>
 
 #include "../kernels/dependent_launch.cuh"
