@@ -60,16 +60,17 @@ inline int64_t model_iters_per_cta(const StreamKPlan& plan) {
   return iters + ceil_div(plan.dp_units(), plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
 }
 
-// The operand MB that `plan`'s CTAs read from DRAM beyond the A and B blocks once each, where
-// every tile is Stream-K and no CTA's range reaches a tile boundary's worth (each CTA inside one
-// tile): the CTAs of different tiles then sit at unrelated K offsets, so each tile reads its A and
-// B blocks alone, where a wave of split-K slices (or data-parallel tiles) covers one K range of
-// every tile and shares the blocks in L2. 512² x 65536 (16 tiles): as Stream-K 108.7 µs, about
-// its 537 MB of unshared reads at the H200's 4.9 TB/s; as split_k 8 60.6 (torch.mm 56.1); H200,
-// session 48. An iteration reads 128 bytes of each operand row (a BK-wide K block). 0 elsewhere.
+// The operand MB that `plan`'s CTAs read from DRAM where every tile is Stream-K and each CTA's
+// range is shorter than a tile's K (each CTA inside one tile): the CTAs of different tiles then sit
+// at unrelated K offsets, so each tile reads its A and B blocks alone, where a wave of split-K
+// slices (or data-parallel tiles) covers one K range of every tile and shares the blocks in L2.
+// 512² x 65536 (16 tiles): as Stream-K 108.7 µs, about its 537 MB of unshared reads at the H200's
+// 4.9 TB/s; as split_k 8 60.6 (torch.mm 56.1); H200, session 48. An iteration reads 128 bytes of
+// each operand row (a BK-wide K block). 0 elsewhere.
 inline double unshared_operand_mb(const StreamKPlan& plan, int64_t tile_m, int64_t tile_n) {
   const int64_t tiles = plan.tiles();
-  if (tiles < 2 || plan.sk_tiles != tiles || ceil_div(plan.sk_iters(), plan.sk_grid()) >= plan.iters_per_tile) return 0.0;
+  if (tiles < 2 || plan.sk_tiles != tiles || plan.iters_per_tile == 0) return 0.0;  // (then sk_grid() >= 1)
+  if (ceil_div(plan.sk_iters(), plan.sk_grid()) >= plan.iters_per_tile) return 0.0;  // a CTA reaches a boundary
   const int64_t rows_per_tile = tile_m + tile_n;  // A's rows and B's columns of one tile
   const double bytes = static_cast<double>(tiles * rows_per_tile) * static_cast<double>(plan.iters_per_tile) * 128.0;
   return bytes / (1 << 20);
