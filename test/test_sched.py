@@ -568,6 +568,25 @@ def test_partial_quads_cover_the_tile_once(tile_m, tile_n):
     assert all(r // 64 == q // (16 * tile_n) for q, (r, _) in enumerate(quads))
 
 
+def test_dram_floor_on_unshared_stream_k_reads(monkeypatch):
+    """`auto`'s floor on Stream-K plans whose CTAs each sit inside one tile (sched::unshared_operand_mb):
+    512² x 65536 (16 tiles, 124 of 1024 iterations a CTA) reads 537 MB as Stream-K, 110 µs at
+    4.9 TB/s, so split_k 8 (60.6 µs against Stream-K's 108.7 on an H200, session 48) wins; a shape
+    whose Stream-K plan reads less than its model time is left as it was, and no rate, no floor.
+    (The H100 entry's narrow model: the floor is in microseconds, as calibrated constants are.)"""
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_MODEL", "6.054,1.589,0.3657,2.105,2.483,1.143")
+
+    def plan(m, n, k, tbps):
+        rows = sched._schedule_streamk(m, n, k, 128, 128, 64, "auto", 1, 132, dram_tbps=tbps)
+        return int(rows[0, 10]), int(rows[0, 18]), int(rows[:, 6].max()) + 1  # decomposition, grid, segments
+    assert plan(512, 512, 65536, 0.0)[0] == STREAM_K
+    assert plan(512, 512, 65536, 4.9) == (SPLIT_K, 128, 8)
+    assert plan(128, 128, 65536, 4.9) == plan(128, 128, 65536, 0.0)  # one tile: nothing to share
+    assert plan(383, 1014, 16638, 4.9) == plan(383, 1014, 16638, 0.0)  # 42 µs of unshared reads, under its model
+    with pytest.raises(ValueError, match="dram_tbps must be >= 0"):
+        sched._schedule_streamk(512, 512, 65536, 128, 128, 64, "auto", 1, 132, dram_tbps=-1.0)
+
+
 def test_partial_quads_need_whole_bands():
     with pytest.raises(ValueError, match="tile_m must be a multiple of 64 and tile_n of 8"):
         sched._streamk_partial_quads(96, 128)

@@ -26,7 +26,8 @@ sched::StreamKModel streamk_model_from_env(const sched::StreamKModel& base, cons
   TORCH_CHECK_VALUE(valid && (values.size() == 4 || values.size() == 6), name,
                     " must be four or six non-negative numbers a,b,c,d[,e,f]; got '", text, "'");
   values.resize(6, 0.0);
-  return sched::StreamKModel{values[0], values[1], values[2], values[3], values[4], values[5]};
+  // (the fitted terms only: the DRAM rate stays the device's)
+  return sched::StreamKModel{values[0], values[1], values[2], values[3], values[4], values[5], base.dram_us_per_mb};
 }
 
 }  // namespace torch_grouped

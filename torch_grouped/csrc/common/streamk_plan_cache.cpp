@@ -15,7 +15,7 @@ namespace {
 // own), as 64-bit words: doubles by their bits, so that equal keys are exactly equal inputs. A
 // fixed array: the lookup runs on every `auto` call and allocates nothing.
 struct Key {
-  static constexpr int kCapacity = 32;  // the tile choice's: 7 problem words + 3 x (rows, width + 6 constants)
+  static constexpr int kCapacity = 40;  // the tile choice's: 7 problem words + 3 x (rows, width + 7 constants)
   std::array<int64_t, kCapacity> words{};
   int size = 0;
   void add(int64_t v) {
@@ -28,7 +28,7 @@ struct Key {
     add(bits);
   }
   void add(const sched::StreamKModel& model) {
-    for (double v : {model.a, model.b, model.c, model.d, model.e, model.f}) add(v);
+    for (double v : {model.a, model.b, model.c, model.d, model.e, model.f, model.dram_us_per_mb}) add(v);
   }
   bool operator==(const Key& o) const { return size == o.size && words == o.words; }
 };

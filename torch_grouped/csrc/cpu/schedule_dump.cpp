@@ -171,16 +171,20 @@ at::Tensor schedule_rank2k(at::IntArrayRef n, int64_t tile_m, int64_t tile_n, in
 // iterations as the model counts them (sched::model_iters_per_cta), and the plan's
 // FixupStats::extra_partials and stream_k_cut (the model's e and f terms), and the CTAs the plan
 // launches (StreamKPlan::grid: those with work)). `separate_fixup`: whether the
-// plan may use the separate fixup kernel, as streamk_mm's does (false: syr2k's).
+// plan may use the separate fixup kernel, as streamk_mm's does (false: syr2k's); `dram_tbps`: the
+// DRAM rate of `auto`'s floor on unshared Stream-K reads (sched::unshared_operand_mb; 0: none).
 at::Tensor schedule_streamk(int64_t m, int64_t n, int64_t k, int64_t tile_m, int64_t tile_n,
                             int64_t tile_k, const std::string& decomposition, int64_t splits,
-                            int64_t grid, bool separate_fixup) {
+                            int64_t grid, bool separate_fixup, double dram_tbps) {
   const at::Tensor a = at::empty({m, k}), b = at::empty({k, n});
   bool is_auto = false;
   const sched::Decomposition d = check_streamk(a, b, decomposition, splits, grid, is_auto);
   TORCH_CHECK_VALUE(grid >= 1 && splits >= 1, "schedule: grid and splits must be >= 1");
+  TORCH_CHECK_VALUE(dram_tbps >= 0.0, "schedule: dram_tbps must be >= 0");
+  sched::StreamKModel model;
+  model.dram_us_per_mb = dram_tbps > 0.0 ? (1 << 20) / (dram_tbps * 1e6) : 0.0;
   const sched::StreamKPlan plan =
-      sched::resolve_streamk_plan(streamk_model_from_env(sched::StreamKModel{}), d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid,
+      sched::resolve_streamk_plan(streamk_model_from_env(model), d, is_auto, splits, m, n, k, tile_m, tile_n, tile_k, grid,
                                   separate_fixup);
   std::vector<std::vector<int64_t>> rows;
   const sched::FixupStats stats = plan.fixup_stats();

@@ -31,6 +31,10 @@ struct StreamKModel {
   double d = 1.5;
   double e = 0.0;
   double f = 0.0;
+  // Not fitted: the GPU's DRAM time per MB at its peak rate (µs; 0: no floor), for the floor on
+  // Stream-K plans whose CTAs share no operand blocks (unshared_operand_mb). streamk_mm sets it
+  // from the device's memory clock and bus width; syr2k's plans leave it 0.
+  double dram_us_per_mb = 0.0;
 };
 
 // The defaults for 128 x 128 tiles on a GPU without a calibration, in the same units (one
@@ -54,6 +58,22 @@ inline double extra_partials_mb(const FixupStats& stats, int64_t tile_elements) 
 inline int64_t model_iters_per_cta(const StreamKPlan& plan) {
   int64_t iters = plan.sk_tiles > 0 ? ceil_div(plan.sk_iters(), plan.sk_grid()) : 0;
   return iters + ceil_div(plan.dp_units(), plan.grid) * ceil_div(plan.iters_per_tile, plan.splits);
+}
+
+// The operand MB that `plan`'s CTAs read from DRAM where every tile is Stream-K and each CTA's
+// range is shorter than a tile's K (each CTA inside one tile): the CTAs of different tiles then sit
+// at unrelated K offsets, so each tile reads its A and B blocks alone, where a wave of split-K
+// slices (or data-parallel tiles) covers one K range of every tile and shares the blocks in L2.
+// 512² x 65536 (16 tiles): as Stream-K 108.7 µs, about its 537 MB of unshared reads at the H200's
+// 4.9 TB/s; as split_k 8 60.6 (torch.mm 56.1); H200, session 48. An iteration reads 128 bytes of
+// each operand row (a BK-wide K block). 0 elsewhere.
+inline double unshared_operand_mb(const StreamKPlan& plan, int64_t tile_m, int64_t tile_n) {
+  const int64_t tiles = plan.tiles();
+  if (tiles < 2 || plan.sk_tiles != tiles || plan.iters_per_tile == 0) return 0.0;  // (then sk_grid() >= 1)
+  if (ceil_div(plan.sk_iters(), plan.sk_grid()) >= plan.iters_per_tile) return 0.0;  // a CTA reaches a boundary
+  const int64_t rows_per_tile = tile_m + tile_n;  // A's rows and B's columns of one tile
+  const double bytes = static_cast<double>(tiles * rows_per_tile) * static_cast<double>(plan.iters_per_tile) * 128.0;
+  return bytes / (1 << 20);
 }
 
 // Predicted time of the longest-running CTA of `plan`, whose tiles have `tile_elements` elements.
@@ -88,6 +108,12 @@ inline int64_t default_splits(int64_t grid, int64_t tiles) {
 inline StreamKPlan choose_streamk_plan(const StreamKModel& model, int64_t m, int64_t n, int64_t k,
                                        int64_t tile_m, int64_t tile_n, int64_t tile_k, int64_t sms,
                                        bool may_separate, double* predicted = nullptr) {
+  // The model's time, or the DRAM time of a Stream-K plan's unshared operand reads where that is longer.
+  const auto predicted_time = [&](const StreamKModel& mo, const StreamKPlan& p, int64_t tile_elements) {
+    const double floor = mo.dram_us_per_mb * unshared_operand_mb(p, tile_m, tile_n);
+    const double t = sched::predicted_time(mo, p, tile_elements);
+    return t > floor ? t : floor;
+  };
   StreamKPlan best = make_streamk_plan(m, n, k, tile_m, tile_n, tile_k,
                                        Decomposition::DataParallel, 1, sms);
   double best_time = predicted_time(model, best, tile_m * tile_n);
