@@ -157,6 +157,24 @@ def test_empty_and_unaligned(m, n, k):
         check(out, a, b)
 
 
+@pytest.mark.parametrize("k", [17, 24, 31])
+def test_pitched_copies_at_every_2_byte_offset(monkeypatch, k):
+    """Operands the pitched copy stages (row copies off): views at every 2-byte offset of one buffer,
+    odd and even row lengths (rows alternately on and off the 4-byte grid, which the copy reads as
+    whole words joined by shifts), single rows, and chunks at a tensor's first and last elements,
+    where the copy must not read words reaching past either end: right and fully written."""
+    monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
+    g = torch.Generator().manual_seed(k)
+    buffer = torch.randn(8 + 3 * k + k * 41, generator=g).to("cuda", torch.bfloat16)
+    for offset in range(8):
+        for m in (1, 3):
+            a = buffer[offset : offset + m * k].view(m, k)
+            b = buffer[offset + 1 : offset + 1 + k * 41].view(k, 41)
+            poison()
+            names = kernels_launched(lambda: check(tg.streamk_mm(a, b), a, b))
+            assert any("pitched_copy" in x for x in names), names
+
+
 def test_transposed_and_offset_operands():
     base = torch.randn(1100, 1100, device="cuda", dtype=torch.bfloat16)
     a = base[8:308, 16:1040]          # offset, row stride 1100 elements (2200 B: not a multiple of 16)
