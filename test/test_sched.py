@@ -570,8 +570,9 @@ def test_partial_quads_cover_the_tile_once(tile_m, tile_n):
 
 def test_dram_floor_on_unshared_stream_k_reads(monkeypatch):
     """`auto`'s floor on Stream-K plans whose CTAs each sit inside one tile (sched::unshared_operand_mb):
-    512² x 65536 (16 tiles, 124 of 1024 iterations a CTA) reads 537 MB as Stream-K, 110 µs at
-    4.9 TB/s, so split_k 8 (60.6 µs against Stream-K's 108.7 on an H200, session 48) wins; a shape
+    512² x 65536 (16 tiles, 124 of 1024 iterations a CTA) counts 537 MB as Stream-K, 110 µs at
+    4.9 TB/s (ncu: 317 MB read, L2 catching some), so split_k 8 wins (H200, session 49: 59.7 µs
+    against Stream-K's 108.8, torch.mm 55.9); a shape
     whose Stream-K plan reads less than its model time is left as it was, and no rate, no floor.
     (The H100 entry's narrow model: the floor is in microseconds, as calibrated constants are.)"""
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_MODEL", "6.054,1.589,0.3657,2.105,2.483,1.143")

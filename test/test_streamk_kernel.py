@@ -160,9 +160,8 @@ def test_empty_and_unaligned(m, n, k):
 @pytest.mark.parametrize("k", [17, 24, 31])
 def test_pitched_copies_at_every_2_byte_offset(monkeypatch, k):
     """Operands the pitched copy stages (row copies off): views at every 2-byte offset of one buffer,
-    odd and even row lengths (rows alternately on and off the 4-byte grid, which the copy reads as
-    whole words joined by shifts), single rows, and chunks at a tensor's first and last elements,
-    where the copy must not read words reaching past either end: right and fully written."""
+    odd and even row lengths (odd ones: rows alternately on and off the 4-byte grid), single rows, the
+    chunks holding a tensor's first and last elements: right and fully written."""
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
     g = torch.Generator().manual_seed(k)
     buffer = torch.randn(8 + 3 * k + k * 41, generator=g).to("cuda", torch.bfloat16)
