@@ -411,8 +411,8 @@ def test_rank2k_plan_on_the_h100(what, n, k, tile_k, plan):
 
 @pytest.mark.parametrize("name, major, minor, sms, source", [
     ("NVIDIA H100 80GB HBM3", 9, 0, 132, "NVIDIA H100 80GB HBM3"),  # calibrated itself
-    ("NVIDIA H200", 9, 0, 132, "NVIDIA H100 80GB HBM3"),            # the same die, clocks and SMs
-    ("NVIDIA GH200 480GB", 9, 0, 132, "NVIDIA H100 80GB HBM3"),
+    ("NVIDIA H200", 9, 0, 132, "NVIDIA H200"),                      # calibrated itself (session 50)
+    ("NVIDIA GH200 480GB", 9, 0, 132, "NVIDIA H100 80GB HBM3"),      # the same die, clocks and SMs: the first listed
     ("NVIDIA H100 PCIe", 9, 0, 114, ""),                             # fewer SMs: the defaults
     ("NVIDIA A100-SXM4-80GB", 8, 0, 108, ""),
     ("NVIDIA H100 80GB HBM3", 9, 0, 114, "NVIDIA H100 80GB HBM3"),  # its name first, whatever its SMs (a MIG slice)

@@ -13,6 +13,7 @@ reached it, and a refactor of those scripts broke it unseen.)
 - the unaligned models' calibration draw is another corpus than the one the benchmark judges by;
 - the shipped constants still pick well on sweeps taken after their fit.
 """
+import datetime
 import os
 import shutil
 import subprocess
@@ -135,6 +136,10 @@ def test_header_round_trip(tmp_path):
     calibrate_streamk.write_header({w: [1.0, 2.0, 3.0, 4.0], n: [0.5, 2.0, 1.5, 4.0]}, "Other GPU", path, "cmd")
     text = open(path).read()
     assert "GENERATED" in text and text.count("StreamKModel{") == 7
+    # each entry under the comment of what fitted it last, kept when another GPU's entry is written
+    assert calibrate_streamk.header_provenance(text) == {
+        "Other GPU": f"Other GPU, {datetime.date.today().isoformat()}: cmd",
+        "NVIDIA H100 80GB HBM3": f"NVIDIA H100 80GB HBM3, {datetime.date.today().isoformat()}: cmd"}
     assert '{"Other GPU", StreamKModel{1, 2, 3, 4},\n     StreamKModel{0.5, 2, 1.5, 4}}' in text  # e, f: 0
     assert ('{"NVIDIA H100 80GB HBM3", StreamKModel{5, 80, 0.6, 1e-05, 1.25, 2.5},\n'
             '     StreamKModel{3, 80, 0.4, 1e-05, 1.25, 2.5},\n     StreamKModel{3, 70, 1, 1e-05, 1.25, 2.5},\n'
@@ -184,16 +189,19 @@ def test_shipped_header_compiles(tmp_path):
     subprocess.run([compiler, "-std=c++20", "-fsyntax-only", str(source)], check=True)
 
 
-def test_shipped_header_is_the_fit_of_the_saved_sweeps():
-    """The H100 entry of streamk_calibration.h is what calibrate_streamk.py fits on the sweeps
-    kept in benchmarks/data (its GENERATED line names them; the three tiles' of one run, the
-    192 x 128 one fitted jointly with the others): refitting reproduces it, and the picks of that
-    fit, also for shapes left out of it, lose little against the best measured, and less among
+@pytest.mark.parametrize("gpu", ["NVIDIA H100 80GB HBM3", "NVIDIA H200"])
+def test_shipped_header_is_the_fit_of_the_saved_sweeps(gpu):
+    """Each GPU's entry of streamk_calibration.h is what calibrate_streamk.py fits on the sweeps
+    kept in benchmarks/data (the comment above the entry names them; the three tiles' of one run,
+    the 192 x 128 one fitted jointly with the others): refitting reproduces it, and the picks of
+    that fit, also for shapes left out of it, lose little against the best measured, and less among
     the three tiles than among the two 128-row ones."""
     import re
     header = open(calibrate_streamk.HEADER).read()
-    sweeps = re.search(r"--sweep ((?:\S+\.json ?)+)", header).group(1).split()
+    provenance = calibrate_streamk.header_provenance(header)[gpu]
+    sweeps = re.search(r"--sweep ((?:\S+\.json ?)+)", provenance).group(1).split()
     loaded = [streamk_sweep.load(os.path.join(calibrate_streamk.ROOT, path)) for path in sweeps]
+    assert {d["device"] for d in loaded} == {gpu}
     records = [r for d in loaded for r in d["records"]]
     shapes = streamk_sweep.by_shape(records)
     points = [p for rows in shapes.values() for p in streamk_sweep.candidates(rows)]
@@ -204,17 +212,17 @@ def test_shipped_header_is_the_fit_of_the_saved_sweeps():
     two = {t: models[t] for t in (calibrate_streamk.WIDE, calibrate_streamk.NARROW)}
     assert calibrate_streamk.pick_loss(models, shapes) < calibrate_streamk.pick_loss(two, shapes)
     # The row-copy kernel's model, fitted alone on the sweep that --rows names.
-    rows_data = streamk_sweep.load(os.path.join(calibrate_streamk.ROOT, re.search(r"--rows (\S+\.json)", header).group(1)))
+    rows_data = streamk_sweep.load(os.path.join(calibrate_streamk.ROOT, re.search(r"--rows (\S+\.json)", provenance).group(1)))
     rows_shapes, _, _, rows_model = calibrate_streamk.rows_fits(rows_data)
     # The two tiles' models of unaligned shapes, fitted on the sweeps that --unaligned names.
-    unaligned = re.search(r"--unaligned ((?:\S+\.json ?)+)", header).group(1).split()
+    unaligned = re.search(r"--unaligned ((?:\S+\.json ?)+)", provenance).group(1).split()
     unaligned_shapes, _, unaligned_models = calibrate_streamk.unaligned_fits(
         [streamk_sweep.load(os.path.join(calibrate_streamk.ROOT, path)) for path in unaligned])
     assert all(not calibrate_streamk.in_place(*shape) for shape in unaligned_shapes)
     fitted = {**models, calibrate_streamk.ROWS: rows_model[calibrate_streamk.NARROW],
               calibrate_streamk.WIDE_UNALIGNED: unaligned_models[calibrate_streamk.WIDE],
               calibrate_streamk.NARROW_UNALIGNED: unaligned_models[calibrate_streamk.NARROW]}
-    shipped_models = calibrate_streamk.header_entries(header)["NVIDIA H100 80GB HBM3"]
+    shipped_models = calibrate_streamk.header_entries(header)[gpu]
     assert len(shipped_models) == len(calibrate_streamk.HEADER_ORDER)
     for key, text in zip(calibrate_streamk.HEADER_ORDER, shipped_models):
         shipped = [float(v) for v in text.split(",")]

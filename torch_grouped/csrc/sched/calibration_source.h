@@ -3,10 +3,12 @@
 // entry of its own takes the entry of a calibrated GPU of the same kind — the same compute
 // capability and SM count: the same die at the same clocks, where the model's terms (fixed launch
 // and prologue costs, a MAC iteration, the fixup's partial tiles, mostly through L2) carry over;
-// an H200 is an H100 with faster, larger memory. Else the model's generic defaults. (Session 34,
-// H200: with the defaults streamk_mm ran 0.57-0.69x cuBLAS on shapes where the H100's constants
-// give it 0.73-0.96x.) syr2k's hand-kept models (rank2k_calibration.h) are not carried over: the
-// H100's ran syr2k n = 1024 slower on an H200 than the defaults.
+// a GH200 takes the H100's. Else the model's generic defaults. (Session 34, H200: with the defaults
+// streamk_mm ran 0.57-0.69x cuBLAS on shapes where the H100's constants give it 0.73-0.96x.) The
+// H200, the same die with faster, larger memory, has its own since session 50: on its sweeps the
+// H100's constants picked plans 1.020x slower than the best measured, its own fit 1.005x. syr2k's
+// hand-kept models (rank2k_calibration.h) are not carried over: the H100's ran syr2k n = 1024
+// slower on an H200 than the defaults.
 #pragma once
 #include "named_entry.h"
 #include "streamk_calibration.h"
@@ -22,7 +24,8 @@ struct GpuKind {
 // The GPUs the calibrations were taken on: every name in streamk_calibration.h (checked below
 // when this header compiles).
 inline constexpr GpuKind kCalibratedGpus[] = {
-    {"NVIDIA H100 80GB HBM3", 9, 0, 132},
+    {"NVIDIA H100 80GB HBM3", 9, 0, 132},  // (first: the entry of uncalibrated GPUs of its kind)
+    {"NVIDIA H200", 9, 0, 132},
 };
 
 // The streamk_mm calibration that serves `gpu`: its own when it was calibrated, else that of the
