@@ -8,7 +8,7 @@
 // H200, the same die with faster, larger memory, has its own since session 50: on its sweeps the
 // H100's constants picked plans 1.020x slower than the best measured, its own fit 1.005x. syr2k's
 // hand-kept models (rank2k_calibration.h) are not carried over: the H100's ran syr2k n = 1024
-// slower on an H200 than the defaults.
+// slower on an H200 than the defaults (the H200 has an entry there: the model it ran before).
 #pragma once
 #include "named_entry.h"
 #include "streamk_calibration.h"
