@@ -409,6 +409,20 @@ def test_rank2k_plan_on_the_h100(what, n, k, tile_k, plan):
     assert sched._rank2k_plan(n, k, tile_k, 132, "NVIDIA H100 80GB HBM3") == plan
 
 
+@pytest.mark.parametrize("what, n, k, tile_k, plan", [
+    ("fp32 n8192 k1024", 8192, 3 * 1024, 32, [128, DATA_PARALLEL, 1, 132]),
+    ("fp32 n1024", 1024, 3 * 1024, 32, [128, SPLIT_K, 3, 108]),
+    ("bf16 n2048 k8192", 2048, 8192, 64, [128, STREAM_K, 1, 132]),
+    ("bf16 n1024", 1024, 1024, 64, [128, DATA_PARALLEL, 1, 36]),
+])
+def test_rank2k_plan_on_the_h200(what, n, k, tile_k, plan):
+    """syr2k's one-problem plan on the H200 with its Rank2K entry: the model it ran with before it
+    had a streamk_mm calibration of its own (the H100's 128 x 256 fit, c halved). Its own 128 x 256
+    fit, c halved, took another plan for fp32 n8192 k1024, 2405 µs against 1595-1620 (H200,
+    session 50's calls 5-6); these are the plans measured there."""
+    assert sched._rank2k_plan(n, k, tile_k, 132, "NVIDIA H200") == plan
+
+
 @pytest.mark.parametrize("name, major, minor, sms, source", [
     ("NVIDIA H100 80GB HBM3", 9, 0, 132, "NVIDIA H100 80GB HBM3"),  # calibrated itself
     ("NVIDIA H200", 9, 0, 132, "NVIDIA H200"),                      # calibrated itself (session 50)
