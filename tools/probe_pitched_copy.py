@@ -67,13 +67,15 @@ def main(cases):
             err = lib.pitched_copy(VARIANTS[variant], source.data_ptr(), dst.data_ptr(), outer, inner, ld, pitch, stream)
             assert err == 0, f"{variant}: CUDA error {err}"
 
+        # (row starts on other 2-byte residues too: sources at three offsets, each with its expected copy)
+        sources = [base.as_strided((outer, inner), (ld, 1), offset) for offset in (0, 1, 3)]
+        expectations = [torch.zeros_like(dst) for _ in sources]
+        for source, expected in zip(sources, expectations):
+            expected[:, :inner] = source
         right = []
         for name in VARIANTS:
             ok = True
-            for offset in (0, 1, 3):  # (row starts on other 2-byte residues too)
-                source = base.as_strided((outer, inner), (ld, 1), offset)
-                expected = torch.zeros_like(dst)
-                expected[:, :inner] = source
+            for source, expected in zip(sources, expectations):
                 dst.fill_(float("nan"))
                 run(name, source)
                 cols = inner if name == "memcpy2d" else pitch  # (memcpy2d leaves the padding)
