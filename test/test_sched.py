@@ -805,8 +805,35 @@ def test_row_copies_pay_rules():
     assert sched._row_copies_pay(512, 256, 132, 0, 4, pitched_beside=True)
     with pytest.raises(ValueError, match="widths are 4, 8 or 16 bytes"):
         sched._row_copies_pay(128, 128, 132, 2, 0)
+    with pytest.raises(ValueError, match="copies_cheap weighs k"):
+        sched._row_copies_pay(128, 128, 132, 4, 0, copies_cheap=True)
     with pytest.raises(ValueError, match="m, n and grid must be positive"):
         sched._row_copies_pay(128, 128, 0, 4, 0)
+
+
+# Where a GPU whose copies are cheap (an H200) reads by row copies: the shapes of the seed-2027 draw
+# and of the corpus where its picks differ from the H100's rule, each on the side measured faster
+# on an H200 (session 50, tools/probe_row_rule.py; µs pitched / rows), with the pieces as above.
+@pytest.mark.parametrize("m, n, k, rows", [
+    (201, 882, 139, False),     # 12.9 / 14.7: beside a copy, 0.25 MB row-copied
+    (275, 271, 5250, False),    # 27.2 / 28.7
+    (170, 292, 1423, False),    # 19.6 / 21.0
+    (158, 286, 1439, False),    # 19.0 / 22.2
+    (137, 258, 12059, False),   # 34.0 / 34.1
+    (606, 2740, 914, False),    # 25.0 / 27.4: one wave, load 6, K 914
+    (250, 1442, 666, False),    # 16.6 / 22.4
+    (164, 3932, 44302, False),  # 374 / 402
+    (383, 1014, 16638, False),  # 76.1 / 82.7
+    (708, 830, 140, True),      # 14.2 / 13.2: one wave, load 6, K 140
+    (5796, 193, 9436, True),    # 163 / 119: beside a copy, 109 MB row-copied
+    (436, 252, 32373, True),    # 69.1 / 63.6: few tiles, 16 MB
+])
+def test_row_copies_pay_where_copies_are_cheap(m, n, k, rows):
+    piece = lambda elements: next(w for w in (16, 8, 4, 2) if 2 * elements % w == 0)  # noqa: E731
+    a_width, b_width = (piece(e) for e in (k, n))
+    beside = 2 in (a_width, b_width)
+    a_width, b_width = (0 if w in (2, 16) else w for w in (a_width, b_width))
+    assert sched._row_copies_pay(m, n, 132, a_width, b_width, pitched_beside=beside, k=k, copies_cheap=True) == rows
 
 
 class TestScheduleDumps(expecttest.TestCase):

@@ -6,8 +6,9 @@ sched::row_copies_pay on (session 49: the H100's rule takes the slower path on t
 rows only 2-byte aligned, which a pitched copy always takes; the pitched copies' share, m·n/2750
 units), its pick, and on the GPU the µs of `auto` with TORCH_GROUPED_ROW_COPIES=0 and =1 (read on
 every call; alternating rounds, common.time_in_turn) and which was faster.
-    PYTHONPATH=$PWD:$PWD/benchmarks python3 tools/probe_row_rule.py [--seed 2027] [--count 40] [--dry]
---dry: the shapes and the rule's picks only (no GPU needed)."""
+    PYTHONPATH=$PWD:$PWD/benchmarks python3 tools/probe_row_rule.py [--seed 2027] [--count 40] [--dry] [--copies-cheap]
+--dry: the shapes and the rule's picks only (no GPU needed); --copies-cheap: the picks of the rule
+on a GPU whose DRAM peaks at 4 TB/s or more (an H200), fitted on this draw in session 50."""
 import argparse
 import os
 import sys
@@ -38,14 +39,14 @@ def rule_inputs(m, n, k):
     return (a if a in (4, 8) else 0), (b if b in (4, 8) else 0), 2 in (a, b)
 
 
-def main(seed, count, dry):
+def main(seed, count, dry, copies_cheap=False):
     device = "cpu" if dry else "cuda"
     grid = GRID if dry else torch.cuda.get_device_properties(0).multi_processor_count
     shapes = [(s, r) for s in corpus(gpu=True, seed=seed) if (r := rule_inputs(*s)) is not None][:count]
     print(f"{'shape':>18s} {'A':>2s} {'B':>2s} beside {'share':>6s} rule    {'pitched':>8s} {'rows':>8s} faster")
     for (m, n, k), (a_w, b_w, beside) in shapes:
         share = (2750 / n if a_w else 0.0) + (2750 / m if b_w else 0.0)
-        rows = torch.ops.grouped._row_copies_pay(m, n, grid, a_w, b_w, pitched_beside=beside)
+        rows = torch.ops.grouped._row_copies_pay(m, n, grid, a_w, b_w, pitched_beside=beside, k=k, copies_cheap=copies_cheap)
         line = f"{m}x{n}x{k}".rjust(18) + f" {a_w:2d} {b_w:2d} {str(beside):6s} {share:6.2f} {'rows' if rows else 'pitched':7s}"
         if not dry:
             a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
@@ -63,5 +64,7 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=2027, help="the draw's seed (the corpus is 2026's)")
     parser.add_argument("--count", type=int, default=40, help="at most this many shapes")
     parser.add_argument("--dry", action="store_true", help="the rule's picks only, without timing")
+    parser.add_argument("--copies-cheap", action="store_true",
+                        help="the rule's picks on a GPU whose DRAM peaks at 4 TB/s or more (an H200: row_copies_pay)")
     args = parser.parse_args()
-    main(args.seed, args.count, args.dry)
+    main(args.seed, args.count, args.dry, args.copies_cheap)

@@ -317,14 +317,17 @@ std::vector<int64_t> choose_fp64_tile(at::IntArrayRef m, at::IntArrayRef n, at::
 }
 
 // Whether streamk_mm reads m x n's operands by row copies (sched::row_copies_pay), given the pieces
-// of each operand read so (4, 8 or 16 bytes; 0: TMA reads it), the grid, and whether the other
-// operand goes through a pitched copy anyway.
-bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int64_t a_width, int64_t b_width, bool pitched_beside) {
+// of each operand read so (4, 8 or 16 bytes; 0: TMA reads it), the grid, whether the other
+// operand goes through a pitched copy anyway, and for a GPU whose copies are cheap (an H200) the
+// depth k the rule then weighs.
+bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int64_t a_width, int64_t b_width, bool pitched_beside,
+                    int64_t k, bool copies_cheap) {
   const auto piece = [](int64_t w) { return w == 0 || w == 4 || w == 8 || w == 16; };
   TORCH_CHECK_VALUE(m > 0 && n > 0 && grid > 0, "row_copies_pay: m, n and grid must be positive");
   TORCH_CHECK_VALUE(piece(a_width) && piece(b_width) && a_width + b_width > 0,
                     "row_copies_pay: widths are 4, 8 or 16 bytes, or 0 (TMA), and not both 0");
-  return sched::row_copies_pay(m, n, grid, int(a_width), int(b_width), pitched_beside);
+  TORCH_CHECK_VALUE(!copies_cheap || k > 0, "row_copies_pay: copies_cheap weighs k, which must be positive");
+  return sched::row_copies_pay(m, n, k, grid, int(a_width), int(b_width), pitched_beside, copies_cheap);
 }
 
 // Whether streamk_mm runs m x n in 2 x 1 clusters (sched::streamk_clusters_pay), given its tile

@@ -69,15 +69,17 @@ StreamKModels models_for(int device) {
   sched::StreamKModel tall = models.wide;
   tall.c *= 0.82;
   models.tall = streamk_model_from_env(c != nullptr && c->tall.has_value() ? *c->tall : tall, kStreamKTallModelVariable);
-  // streamk_mm's floor on Stream-K plans that share no operand blocks (sched::unshared_operand_mb):
-  // the DRAM's peak rate, two transfers a memory clock over the bus; only beside a calibration,
-  // whose constants are microseconds (the defaults count MAC iterations). TORCH_GROUPED_STREAMK_DRAM_FLOOR=0
-  // leaves it out (A/B runs; read once per process, as the models are).
+  // The DRAM's peak rate, two transfers a memory clock over the bus: whether the pitched copies are
+  // cheap (sched::row_copies_pay), and streamk_mm's floor on Stream-K plans that share no operand
+  // blocks (sched::unshared_operand_mb), the latter only beside a calibration, whose constants are
+  // microseconds (the defaults count MAC iterations). TORCH_GROUPED_STREAMK_DRAM_FLOOR=0 leaves the
+  // floor out (A/B runs; read once per process, as the models are).
+  int clock_khz = 0, bus_bits = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+  const double bytes_per_us = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) * 1e-6;
+  models.copies_cheap = bytes_per_us >= 4e6;
   if (c != nullptr && kernel_switch("TORCH_GROUPED_STREAMK_DRAM_FLOOR") != KernelSwitch::Never) {
-    int clock_khz = 0, bus_bits = 0;
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device));
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
-    const double bytes_per_us = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) * 1e-6;
     if (bytes_per_us > 0) {
       for (sched::StreamKModel* m : {&models.wide, &models.narrow, &models.rows, &models.wide_unaligned,
                                      &models.narrow_unaligned, &models.tall})
@@ -164,7 +166,8 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   if (!r.on()) return {};
   const auto width = [](const std::optional<kernels::RowSource>& s) { return s ? int(s->width) : 0; };
   const bool pitched_beside = !(a_tma || r.a) || !(b_tma || r.b);
-  if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), grid, width(r.a), width(r.b), pitched_beside))
+  if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), a.size(1), grid, width(r.a), width(r.b), pitched_beside,
+                                                 cached_models(a.get_device()).copies_cheap))
     return {};
   return r;
 }

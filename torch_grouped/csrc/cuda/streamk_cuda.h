@@ -39,6 +39,9 @@ struct StreamKModels {
   // the rate the H100 ran 4096³ in it, session 44)
   sched::StreamKModel tall;
   bool tall_weighed = false;
+  // DRAM at a peak of 4 TB/s or more (an H200): pitched copies are cheap enough that
+  // sched::row_copies_pay weighs row copies by its tighter clauses
+  bool copies_cheap = false;
   const sched::StreamKModel& tile_model(int tile_m, int tile_n, bool in_place) const {
     if (tile_m == 192) return tall;
     return tile_n == 256 ? (in_place ? wide : wide_unaligned) : (in_place ? narrow : narrow_unaligned);

@@ -222,13 +222,32 @@ inline StreamKPlan replan_for_k(const StreamKPlan& plan, int64_t m, int64_t n, i
 //   of the work, share >= 8 (154 x 1234 x 24001 127 -> 79 µs, 5796 x 193 x 9436 189 -> 130) and
 //   lose on 15 of the other 19 (210 x 1035 x 3118 +52%; wins left out: 1126 x 980 x 40163 -24%,
 //   1160 x 3356 x 3217 -14%, which no threshold takes without eight of the losses).
-inline bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int a_width, int b_width, bool pitched_beside) {
+//
+// `copies_cheap` (a GPU whose DRAM peaks at 4 TB/s or more, an H200: the rule above is the H100's,
+// at 3.35) tightens two clauses, fitted on the H200's 40 shapes of another draw of the corpus's
+// distribution (tools/probe_row_rule.py --seed 2027, session 50) and checked on the corpus's 37;
+// `k` is the product's depth:
+// - beside a pitched copy, the row-copied operands must hold 8 MB or more: below, the copy rides
+//   the launch the other operand needs anyway and the row-copy kernel's first K blocks cost more
+//   (201 x 882 x 139 14.7 against 12.9 µs, 158 x 286 x 1439 22.2 / 19.0, 170 x 292 x 1423 21.0 /
+//   19.6; 5796 x 193 x 9436, 109 MB, keeps them: 119 / 163);
+// - within one wave, a load above 4 takes row copies only for a K of at most 256, where the copy
+//   kernel would cost more than the K loop (708 x 830 x 140 13.2 against 14.2 µs; 250 x 1442 x
+//   666 22.4 / 16.6, 383 x 1014 x 16638 82.7 / 76.1, 606 x 2740 x 914 27.4 / 25.0).
+// The picks then lose 1.0015x geomean against the faster path on the draw (the H100's rule:
+// 1.0236x, eight shapes by more than 5%) and 1.0070x on the corpus (1.0093x).
+inline bool row_copies_pay(int64_t m, int64_t n, int64_t k, int64_t grid, int a_width, int b_width, bool pitched_beside,
+                           bool copies_cheap) {
   const int64_t tiles = ceil_div(m, 128) * ceil_div(n, 128);
   const int64_t share = (a_width > 0 ? 2750 * m : 0) + (b_width > 0 ? 2750 * n : 0);  // x m·n/2750
-  if (pitched_beside) return tiles * 16 <= grid || share >= 8 * m * n;
+  if (pitched_beside) {
+    const int64_t row_copied_bytes = 2 * k * ((a_width > 0 ? m : 0) + (b_width > 0 ? n : 0));
+    return (tiles * 16 <= grid || share >= 8 * m * n) && (!copies_cheap || row_copied_bytes >= (int64_t{8} << 20));
+  }
   // (within one wave covers the few tiles' rule here)
   const int load = (a_width > 0 ? 16 / a_width : 0) + (b_width > 0 ? 16 / b_width : 0);
-  return (load <= 4 && share >= m * n) || tiles <= grid;
+  const bool one_wave = tiles <= grid && (!copies_cheap || load <= 4 || k <= 256);
+  return (load <= 4 && share >= m * n) || one_wave;
 }
 
 // Whether streamk_mm runs its plan in 2 x 1 clusters (kernels/grouped_gemm_sm90.cuh: 256-row pair
