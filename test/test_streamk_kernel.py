@@ -345,6 +345,46 @@ def test_forced_tall_tile(monkeypatch, decomposition, m, n, k):
         assert torch.equal(out, tg.streamk_mm(a, b, decomposition=decomposition, splits=3))
 
 
+SMALL_SHAPES = [
+    (290, 136, 248),     # 5 x 3 tiles, the last row and column partial
+    (384, 384, 128),     # 36 whole tiles, two K blocks
+    (708, 830, 140),     # 156 tiles: more than one a CTA at one CTA an SM; rows TMA cannot address
+    (200, 300, 20000),   # 4 x 5 tiles cut over a long K
+    (64, 64, 65536),     # one tile over every CTA: the fixup's two levels
+    (8, 8, 8),           # a single partial tile
+    (130, 250, 1000),    # M, N, K all off the tile; rows of 250 elements: unaligned stores
+]
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k", SMALL_SHAPES)
+def test_forced_small_tile(monkeypatch, decomposition, m, n, k):
+    """TORCH_GROUPED_STREAMK_TILE=64x64 (one consumer warpgroup, two CTAs an SM): correct on every
+    decomposition, in both dtypes and B layouts (row copies where TMA cannot address an operand),
+    fully written, and bitwise repeatable."""
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "64x64")
+    for dtype, b_n_major in ((torch.bfloat16, True), (torch.float16, False)):
+        a, b = operands(m, n, k, dtype, b_n_major)
+        poison()
+        out = tg.streamk_mm(a, b, decomposition=decomposition, splits=3)
+        check(out, a, b)
+        assert torch.equal(out, tg.streamk_mm(a, b, decomposition=decomposition, splits=3))
+
+
+def test_small_tile_walks_two_ctas_an_sm(monkeypatch):
+    """The 64 x 64 tile's plan walks with two CTAs an SM (its kernel's occupancy), or the grid asked
+    for, capped there; _streamk_tile reports the forced tile."""
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "64x64")
+    a, b = operands(1000, 1000, 512)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert torch.ops.grouped._streamk_tile(a, b) == [64, 64, 64]
+    assert torch.ops.grouped._streamk_walk(a, b) == [64, 2 * sms]
+    assert torch.ops.grouped._streamk_walk(a, b, 40) == [64, 40]
+    assert torch.ops.grouped._streamk_walk(a, b, 100000) == [64, 2 * sms]
+    poison()
+    check(tg.streamk_mm(a, b, decomposition="stream_k", grid=40), a, b)
+
+
 @pytest.mark.parametrize("m, n, k", [(708, 830, 140), (300, 1000, 512), (4096, 4096, 1024), (200, 120, 9000)])
 def test_auto_tile_takes_its_kernel(m, n, k):
     """`auto` picks the tile per shape (the calibrated models; 128 x 128 where N <= 128), and every
@@ -405,7 +445,7 @@ def test_tile_of_empty_problems(m, n, k):
 def test_forced_tile_takes_its_kernel(monkeypatch):
     """TORCH_GROUPED_STREAMK_TILE runs the kernel it names; another value is an error."""
     a, b = operands(300, 1000, 512)
-    for tile in ("128x128", "128x256", "192x128"):
+    for tile in ("128x128", "128x256", "192x128", "64x64"):
         monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", tile)
         tile_m, tile_n = map(int, tile.split("x"))
         assert torch.ops.grouped._streamk_tile(a, b)[:2] == [tile_m, tile_n]
@@ -417,7 +457,7 @@ def test_forced_tile_takes_its_kernel(monkeypatch):
     names = kernels_launched(lambda: check(tg.streamk_mm(a, b), a, b))
     assert any("bfloat16_t, 192, 128," in name for name in names), names
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "64x128")
-    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_TILE must be 128x128, 128x256 or 192x128; got '64x128'"):
+    with pytest.raises(ValueError, match="TORCH_GROUPED_STREAMK_TILE must be 128x128, 128x256, 192x128 or 64x64; got '64x128'"):
         tg.streamk_mm(a, b)
 
 
@@ -523,14 +563,15 @@ BITWISE_CASES = [(m, n, k, layout) for m, n, k in [(333, 78, 5002), (708, 830, 1
     (1000, 136, 136, "offset"), (333, 78, 5001, "n_major"), (333, 77, 5002, "n_major")]
 
 
+@pytest.mark.parametrize("tile", ["128x128", "64x64"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("m, n, k, b_layout", BITWISE_CASES)
-def test_row_copies_are_bitwise_the_copies(dtype, m, n, k, b_layout, row_copies):
+def test_row_copies_are_bitwise_the_copies(dtype, m, n, k, b_layout, tile, row_copies):
     """The row copies put exactly what TMA reads from the pitched copies into the stages: with the
-    same 128 x 128 tile (so the same plan) the results are bitwise equal, for both B layouts, both
-    dtypes and an offset B."""
+    same tile (so the same plan; 128 x 128 or 64 x 64, the tiles with a row-copy kernel) the results
+    are bitwise equal, for both B layouts, both dtypes and an offset B."""
     a, b = _row_copy_operands(m, n, k, dtype, b_layout)
-    row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", "128x128")
+    row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", tile)
     poison()
     rows = tg.streamk_mm(a, b, decomposition="stream_k")
     row_copies.setenv("TORCH_GROUPED_ROW_COPIES", "0")

@@ -69,6 +69,8 @@ StreamKModels models_for(int device) {
   sched::StreamKModel tall = models.wide;
   tall.c *= 0.82;
   models.tall = streamk_model_from_env(c != nullptr && c->tall.has_value() ? *c->tall : tall, kStreamKTallModelVariable);
+  models.small = models.narrow;
+  models.small.c *= 0.5;
   // The DRAM's peak rate, two transfers a memory clock over the bus: whether the pitched copies are
   // cheap (sched::row_copies_pay), and streamk_mm's floor on Stream-K plans that share no operand
   // blocks (sched::unshared_operand_mb), the latter only beside a calibration, whose constants are
@@ -82,7 +84,7 @@ StreamKModels models_for(int device) {
   if (c != nullptr && kernel_switch("TORCH_GROUPED_STREAMK_DRAM_FLOOR") != KernelSwitch::Never) {
     if (bytes_per_us > 0) {
       for (sched::StreamKModel* m : {&models.wide, &models.narrow, &models.rows, &models.wide_unaligned,
-                                     &models.narrow_unaligned, &models.tall})
+                                     &models.narrow_unaligned, &models.tall, &models.small})
         m->dram_us_per_mb = (1 << 20) / bytes_per_us;
     }
   }
@@ -102,18 +104,22 @@ const StreamKModels& cached_models(int device) {
 
 namespace {
 
-// The Stream-K kernel's tiles (sched::TileShape): 128 x 256, 128 x 128, or 192 x 128 with three
-// consumer warpgroups (kernels/grouped_gemm_launch.h).
+// The Stream-K kernel's tiles (sched::TileShape): 128 x 256, 128 x 128, 192 x 128 with three
+// consumer warpgroups, or 64 x 64 with one, two CTAs an SM (kernels/grouped_gemm_launch.h).
 constexpr sched::TileShape kNarrowTile{kStreamKTileM, 128};
+constexpr sched::TileShape kSmallTile{kernels::kStreamKSmallTile, kernels::kStreamKSmallTile};
 
-// TORCH_GROUPED_STREAMK_TILE=128x128|128x256|192x128 forces streamk_mm's tile (the benchmarks'
+bool is_tile(const sched::TileShape& t, const sched::TileShape& u) { return t.m == u.m && t.n == u.n; }
+
+// TORCH_GROUPED_STREAMK_TILE=128x128|128x256|192x128|64x64 forces streamk_mm's tile (the benchmarks'
 // sweeps of each tile's plans); unset or empty: none.
 std::optional<sched::TileShape> forced_streamk_tile() {
   const char* v = std::getenv("TORCH_GROUPED_STREAMK_TILE");
   if (v == nullptr || *v == '\0') return std::nullopt;
   const std::string name(v);
-  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256" || name == "192x128",
-                    "TORCH_GROUPED_STREAMK_TILE must be 128x128, 128x256 or 192x128; got '", name, "'");
+  TORCH_CHECK_VALUE(name == "128x128" || name == "128x256" || name == "192x128" || name == "64x64",
+                    "TORCH_GROUPED_STREAMK_TILE must be 128x128, 128x256, 192x128 or 64x64; got '", name, "'");
+  if (name == "64x64") return kSmallTile;
   return name == "192x128" ? sched::TileShape{192, 128} : sched::TileShape{kStreamKTileM, name == "128x128" ? 128 : 256};
 }
 
@@ -144,7 +150,8 @@ sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64
 // tiles, when sched::row_copies_pay says so for the shape and the pieces (an operand TMA cannot
 // address whose rows are only 2-byte aligned still goes through a pitched copy, beside them).
 // TORCH_GROUPED_ROW_COPIES=1 takes them wherever they can read the operands, =0 never (the
-// benchmarks' A/B runs); a forced tile other than 128 x 128 (TORCH_GROUPED_STREAMK_TILE) copies.
+// benchmarks' A/B runs); a forced tile other than 128 x 128 or 64 x 64 (TORCH_GROUPED_STREAMK_TILE,
+// the tiles with a row-copy kernel) copies.
 struct RowCopies {
   std::optional<kernels::RowSource> a, b;
   bool on() const { return a.has_value() || b.has_value(); }
@@ -156,7 +163,7 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_ROW_COPIES must be 0 or 1; got '", setting, "'");
   const std::optional<sched::TileShape> forced = forced_streamk_tile();
-  if (setting == "0" || (forced && !(forced->m == kNarrowTile.m && forced->n == kNarrowTile.n))) return {};
+  if (setting == "0" || (forced && !is_tile(*forced, kNarrowTile) && !is_tile(*forced, kSmallTile))) return {};
   RowCopies r;
   const bool a_tma = StagedOperands::addressable(a), b_tma = StagedOperands::addressable(b, k_major);
   if (!a_tma) r.a = StagedOperands::row_source(a);
@@ -205,9 +212,10 @@ bool streamk_clusters(bool in_place, int64_t tile_n, int64_t m, int64_t n) {
   return on_our_kernel(kernel_switch("TORCH_GROUPED_STREAMK_CLUSTER"), sched::streamk_clusters_pay(in_place, tile_n, m, n));
 }
 
-// One CTA per SM: a larger grid would only queue CTAs behind the first wave (capped).
-int64_t persistent_grid(int device, int64_t grid) {
-  const int64_t resident = multiprocessor_count(device);
+// One CTA per SM (`per_sm`: two for the 64 x 64 tile's kernel): a larger grid would only queue
+// CTAs behind the first wave (capped).
+int64_t persistent_grid(int device, int64_t grid, int per_sm = 1) {
+  const int64_t resident = per_sm * int64_t{multiprocessor_count(device)};
   return grid > 0 ? std::min(grid, resident) : resident;
 }
 
@@ -287,7 +295,7 @@ KernelOperands tf32_operands(const at::Tensor& a, const at::Tensor& b, cudaStrea
 // How a call's plan walks its tiles: in 2 x 1 clusters (streamk_clusters, where a clustered
 // kernel exists and the operands are read neither by row copies nor A M-major: 128-row tiles) its
 // tiles are 256-row pairs and its walkers the resident clusters within the grid; else the kernel's
-// tiles, one walker per CTA.
+// tiles, one walker per CTA (the 64 x 64 tile's kernel: two an SM, within the `grid` asked for).
 struct StreamKWalk {
   int cluster = 1;      // CTAs per walker
   int64_t walkers = 1;  // the plan's grid
@@ -295,8 +303,10 @@ struct StreamKWalk {
   int64_t plan_tile_m() const { return int64_t{tile_m} * cluster; }
 };
 
-StreamKWalk streamk_walk(kernels::InputKind input, const KernelOperands& o, int64_t m, int64_t n, int64_t g, int device) {
+StreamKWalk streamk_walk(kernels::InputKind input, const KernelOperands& o, int64_t m, int64_t n, int64_t g, int device,
+                         int64_t grid) {
   const bool wanted = streamk_clusters(o.in_place, o.tile.n, m, n);  // (first: a bad setting is an error on every call)
+  if (is_tile(o.tile, kSmallTile)) return {1, persistent_grid(device, grid, 2), o.tile.m};
   if (!(wanted && g >= 2 && !o.rows.on() && !o.a_m_major && o.tile.m == kStreamKTileM &&
         kernels::streamk_cluster_kernel_exists(input, o.tile.n)))
     return {1, g, o.tile.m};
@@ -357,12 +367,13 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // In clusters the plan deals 256-row pair tiles to the clusters (streamk_clusters), as many as
   // run at once within the grid; a grid of one CTA runs without.
   const kernels::InputKind input = input_kind(a.scalar_type());
-  const StreamKWalk walk = streamk_walk(input, o, m, n, g, device);
+  const StreamKWalk walk = streamk_walk(input, o, m, n, g, device, grid);
   const int cluster = walk.cluster;
   const int64_t walkers = walk.walkers, plan_tile_m = walk.plan_tile_m();
   if (o.b) p.b_map = b_map(*o.b, o.b_k_major, tile_n / cluster, tf32 ? at::kFloat : a.scalar_type());
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
-  const sched::StreamKModel& model = o.rows.on() ? models.rows : models.tile_model(o.tile.m, tile_n, o.in_place);
+  const sched::StreamKModel& model =
+      o.rows.on() && o.tile.m == kStreamKTileM ? models.rows : models.tile_model(o.tile.m, tile_n, o.in_place);
   p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, plan_tile_m, tile_n, o.tile_k, walkers,
                                           /*may_separate=*/true);
   if (passes > 1)
@@ -426,7 +437,7 @@ std::vector<int64_t> streamk_walk_cuda(const at::Tensor& a, const at::Tensor& b,
   TORCH_CHECK_VALUE(kernel_dtype(a.scalar_type()) && kernel_device(a),
                     "_streamk_walk: our kernel's walk is reported for bf16 and fp16 on Hopper only; got ",
                     a.scalar_type(), " on ", a.device());
-  const StreamKWalk walk = streamk_walk(input_kind(a.scalar_type()), half_operand_shape(a, b, device, g), m, n, g, device);
+  const StreamKWalk walk = streamk_walk(input_kind(a.scalar_type()), half_operand_shape(a, b, device, g), m, n, g, device, grid);
   return {walk.plan_tile_m(), walk.walkers};
 }
 

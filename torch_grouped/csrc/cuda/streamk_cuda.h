@@ -39,11 +39,16 @@ struct StreamKModels {
   // the rate the H100 ran 4096³ in it, session 44)
   sched::StreamKModel tall;
   bool tall_weighed = false;
+  // streamk_mm, 64 x 64 tiles (one consumer warpgroup, two CTAs an SM), for runs that force the
+  // tile (TORCH_GROUPED_STREAMK_TILE), never weighed by `auto`: a stand-in, the narrow tile's model
+  // with an iteration half as dear (a quarter of the MACs, half of the operand bytes)
+  sched::StreamKModel small;
   // DRAM at a peak of 4 TB/s or more (an H200): pitched copies are cheap enough that
   // sched::row_copies_pay weighs row copies by its tighter clauses
   bool copies_cheap = false;
   const sched::StreamKModel& tile_model(int tile_m, int tile_n, bool in_place) const {
     if (tile_m == 192) return tall;
+    if (tile_m == 64) return small;
     return tile_n == 256 ? (in_place ? wide : wide_unaligned) : (in_place ? narrow : narrow_unaligned);
   }
 };

@@ -76,6 +76,14 @@ TG_DECLARE(streamk_bf16_128x128_bkmajor_rowcopy)
 TG_DECLARE(streamk_bf16_128x128_bnmajor_rowcopy)
 TG_DECLARE(streamk_f16_128x128_bkmajor_rowcopy)
 TG_DECLARE(streamk_f16_128x128_bnmajor_rowcopy)
+TG_DECLARE(streamk_bf16_64x64_bkmajor)
+TG_DECLARE(streamk_bf16_64x64_bnmajor)
+TG_DECLARE(streamk_f16_64x64_bkmajor)
+TG_DECLARE(streamk_f16_64x64_bnmajor)
+TG_DECLARE(streamk_bf16_64x64_bkmajor_rowcopy)
+TG_DECLARE(streamk_bf16_64x64_bnmajor_rowcopy)
+TG_DECLARE(streamk_f16_64x64_bkmajor_rowcopy)
+TG_DECLARE(streamk_f16_64x64_bnmajor_rowcopy)
 TG_DECLARE(streamk_bf16_128x128_amajor)
 TG_DECLARE(streamk_bf16_128x256_amajor)
 TG_DECLARE(streamk_f16_128x128_amajor)
@@ -209,6 +217,17 @@ GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_m, 
                           "Stream-K: 192-row tiles only 192x128, bf16 or fp16, without variants or clusters");
     if (input == InputKind::BFloat16) return b_k_major ? streamk_bf16_192x128_bkmajor : streamk_bf16_192x128_bnmajor;
     return b_k_major ? streamk_f16_192x128_bkmajor : streamk_f16_192x128_bnmajor;
+  }
+  if (tile_m == kStreamKSmallTile) {
+    TORCH_INTERNAL_ASSERT(input != InputKind::TF32 && tile_n == kStreamKSmallTile && !tma_store && cluster_m == 1,
+                          "Stream-K: 64-row tiles only 64x64, bf16 or fp16, without TMA stores or clusters");
+    const bool bf16 = input == InputKind::BFloat16;
+    if (row_copies) {
+      if (bf16) return b_k_major ? streamk_bf16_64x64_bkmajor_rowcopy : streamk_bf16_64x64_bnmajor_rowcopy;
+      return b_k_major ? streamk_f16_64x64_bkmajor_rowcopy : streamk_f16_64x64_bnmajor_rowcopy;
+    }
+    if (bf16) return b_k_major ? streamk_bf16_64x64_bkmajor : streamk_bf16_64x64_bnmajor;
+    return b_k_major ? streamk_f16_64x64_bkmajor : streamk_f16_64x64_bnmajor;
   }
   TORCH_INTERNAL_ASSERT(tile_m == kStreamKTileM, "Stream-K: no kernel with ", tile_m, "-row tiles");
   if (cluster_m != 1) {

@@ -112,11 +112,12 @@ struct GroupedGemmConfig {
   static __device__ __forceinline__ int first_row(int warpgroup) { return 64 * warpgroup; }
   // Row copies (row_copy.cuh): operands TMA cannot address (args.a_rows / b_rows) are copied row
   // by row into the stages by the whole producer warpgroup (cp.async), which then needs registers
-  // of its own (the 128 x 128 tiles' 64 accumulators per consumer thread leave them). Stream-K
-  // walk, no clusters, TMA for the other operand.
+  // of its own (the 128 x 128 tiles' 64 accumulators per consumer thread leave them; the 64 x 64
+  // tiles' 32, two CTAs an SM). Stream-K walk, no clusters, TMA for the other operand.
   static constexpr bool RowCopies = RowCopies_;
-  static_assert(!RowCopies || (Mode_ == KernelMode::StreamK && ClusterM_ == 1 && !TmaStore_ && AKMajor_ && BN_ == 128),
-                "row copies: the Stream-K kernel's 128 x 128 tiles, no clusters, stores by the threads");
+  static_assert(!RowCopies || (Mode_ == KernelMode::StreamK && ClusterM_ == 1 && !TmaStore_ && AKMajor_ &&
+                               ((BM_ == 128 && BN_ == 128) || (BM_ == 64 && BN_ == 64))),
+                "row copies: the Stream-K kernel's 128 x 128 or 64 x 64 tiles, no clusters, stores by the threads");
   // The grouped walk keeps the problem of its last group (TileWalker's RememberGroup), and with 40
   // registers ptxas spilled it inside the producer's K loop (the K-grouped 128 x 256 kernel: 120
   // bytes, the 64 x 128 one 112; none at 56, whose consumers fit in 224 or 200). Square Rank2K
@@ -128,7 +129,7 @@ struct GroupedGemmConfig {
   // Three consumers (the Stream-K kernel's 192 x 128 tiles, 64 accumulators a thread): 4 x 128
   // launch registers leave them 3 x 152 beside the producer's 40 (ptxas: 100 bytes of spill, none
   // in the K loop; session 43).
-  static constexpr int ConsumerRegs = RowCopies ? 200
+  static constexpr int ConsumerRegs = RowCopies ? (CtasPerSm == 2 ? 152 : 200)
                                       : Consumers == 3 ? 152
                                       : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
   // setmaxnreg only moves registers within the CTA's launch allocation: the per-thread cap of
@@ -488,8 +489,8 @@ __device__ __forceinline__ void produce_row_copies(const GroupedGemmArgs& p, typ
       if (!rows_a) load_a_k_major<Cfg>(q.a, q.a_batch, full, stage_a, k0, int32_t(fill.a_rows().row0));
       if (!rows_b) load_b<Cfg>(q.b, q.b_batch, full, stage_b, k0, int32_t(q.b_col + int64_t(fill.u.tile.tile_n) * Cfg::BN));
     }
-    if (rows_a) row_copy::copy_lines<false>(p.a_rows, fill.a_rows(), a, thread);
-    if (rows_b) row_copy::copy_lines<!Cfg::BKMajor>(p.b_rows, fill.b_rows(), b, thread);
+    if (rows_a) row_copy::copy_lines<false, Cfg::BM>(p.a_rows, fill.a_rows(), a, thread);
+    if (rows_b) row_copy::copy_lines<!Cfg::BKMajor, Cfg::BN>(p.b_rows, fill.b_rows(), b, thread);
     row_copy::arrive_when_copied(full);
     fill.advance();
     ++state;
@@ -1202,9 +1203,9 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // threads, no clusters.
 #define TORCH_GROUPED_DEFINE_STREAMK_A_M_MAJOR(NAME, T, BN) \
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 128, BN, false, StreamK, 1, false, false, false)
-// Stream-K with row copies (row_copy.cuh): 128 x 128 tiles, operands TMA cannot address read
-// where they lie (args.a_rows / b_rows).
-#define TORCH_GROUPED_DEFINE_ROW_COPY_GEMM(NAME, T, BKMAJOR) \
-  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 128, 128, BKMAJOR, StreamK, 1, false, true, true)
+// Stream-K with row copies (row_copy.cuh): BM x BN tiles (128 x 128 or 64 x 64), operands TMA
+// cannot address read where they lie (args.a_rows / b_rows).
+#define TORCH_GROUPED_DEFINE_ROW_COPY_GEMM(NAME, T, BM, BN, BKMAJOR) \
+  TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, StreamK, 1, false, true, true)
 
 }  // namespace torch_grouped::kernels

@@ -56,8 +56,9 @@ __device__ __forceinline__ void copy_async_whole(uint32_t dst, uintptr_t src) {
   }
 }
 
-// The 128 lines of one operand's stage tile, at shared address `stage` (1024-byte aligned), from
-// the 128 producer threads: a line takes 128 / Width lanes, piece e of line ρ going where TMA's
+// The `Lines` lines of one operand's stage tile (the tile's 128 or 64 rows, or columns of an
+// N-major B), at shared address `stage` (1024-byte aligned), from the 128 producer threads: a
+// line takes 128 / Width lanes, piece e of line ρ going where TMA's
 // 128-byte swizzle puts it (byte e·Width ^ 16·(ρ % 8) of the line). A thread's lines are a pass
 // (kStep lines, a multiple of 4) apart, so its source address steps by a constant and only the
 // first of each box is computed; its lines' swizzle rows ρ % 8 are the first's, or (4-byte pieces,
@@ -67,18 +68,19 @@ __device__ __forceinline__ void copy_async_whole(uint32_t dst, uintptr_t src) {
 // at the M or N edge and the K tail) takes a loop without zero fill or row bounds, about three
 // instructions per copy; the others the general loop, ~13 (the producer's instructions bound the
 // kernel when its tiles are many: H100, session 14).
-template <int Width, bool ColumnBoxes>
+template <int Width, bool ColumnBoxes, int Lines>
 __device__ __forceinline__ void copy_lines(const RowSource& s, const StageRows& g, uint32_t stage, int thread) {
   constexpr int kLanesPerLine = kLineBytes / Width, kStep = 128 / kLanesPerLine;  // lines per pass
-  constexpr int kBoxLines = ColumnBoxes ? 64 : 128;
+  constexpr int kBoxLines = ColumnBoxes ? 64 : Lines;
   static_assert(kStep % 4 == 0, "a thread's swizzle rows are its first's, or that ^ 4");
+  static_assert((Lines == 128 || Lines == 64) && Lines % kBoxLines == 0, "whole boxes of 64 or 128 lines");
   const int offset = (thread % kLanesPerLine) * Width, first = thread / kLanesPerLine;
   const auto swizzled = [&](int j) { return uint32_t(offset ^ (((first ^ (j * kStep)) & 7) << 4)); };
   const int64_t ld_bytes = s.ld * kElementBytes;
   const int64_t rows_left = s.rows - g.row0;
   const int rows = int(rows_left <= 0 ? 0 : (rows_left >= kBoxLines ? kBoxLines : rows_left));
 #pragma unroll
-  for (int box = 0; box < 128 / kBoxLines; ++box) {
+  for (int box = 0; box < Lines / kBoxLines; ++box) {
     const int64_t inner = g.inner0 + box * kLineElements;
     uintptr_t src = reinterpret_cast<uintptr_t>(s.base) + uintptr_t((g.row0 + first) * ld_bytes + inner * kElementBytes + offset);
     const uint32_t line0 = stage + uint32_t((box * kBoxLines + first) * kLineBytes);
@@ -99,12 +101,12 @@ __device__ __forceinline__ void copy_lines(const RowSource& s, const StageRows& 
   }
 }
 
-template <bool ColumnBoxes>
+template <bool ColumnBoxes, int Lines>
 __device__ __forceinline__ void copy_lines(const RowSource& s, const StageRows& g, uint32_t stage, int thread) {
   switch (s.width) {
-    case 16: copy_lines<16, ColumnBoxes>(s, g, stage, thread); break;
-    case 8: copy_lines<8, ColumnBoxes>(s, g, stage, thread); break;
-    default: copy_lines<4, ColumnBoxes>(s, g, stage, thread); break;
+    case 16: copy_lines<16, ColumnBoxes, Lines>(s, g, stage, thread); break;
+    case 8: copy_lines<8, ColumnBoxes, Lines>(s, g, stage, thread); break;
+    default: copy_lines<4, ColumnBoxes, Lines>(s, g, stage, thread); break;
   }
 }
 
