@@ -880,6 +880,39 @@ def test_streamk_clusters_pay_where_measured(m, n, tile_n, in_place, clusters):
     assert sched._streamk_clusters_pay(m, n, tile_n, in_place=in_place) == clusters
 
 
+# Where streamk_mm runs its 64 x 64 tiles (sched::small_tile_pays): the shapes session 51's A/B
+# timed on an H200 against `auto`'s 128-row tile (benchmarks/NOTES.md), µs.
+@pytest.mark.parametrize("m, n, k, small", [
+    (708, 830, 140, True),       # 42 tiles of 128 x 128: 12.5 -> 10.4
+    (290, 136, 248, True),       # 6: 7.6 -> 6.6
+    (384, 384, 128, True),       # 9: 6.8 -> 6.2
+    (435, 392, 157, True),       # 16: 10.6 -> 9.2
+    (1104, 142, 519, True),      # 18: 15.5 -> 13.5
+    (178, 455, 1095, True),      # 8: 19.1 -> 17.4
+    (939, 167, 675, True),       # 16: 16.9 -> 15.9
+    (219, 157, 10383, False),    # deep K: 22.2 -> 31.0 in the small tile
+    (497, 212, 47612, False),    # deep K: 76.7 -> 112
+    (1463, 1017, 265, False),    # 96 tiles: 14.6 -> 15.9
+    (557, 3141, 150, False),     # 125 tiles: 15.3 -> 16.5
+])
+def test_small_tile_pays_where_measured(m, n, k, small):
+    assert sched._streamk_small_tile_pays(m, n, k, 132) == small
+
+
+def test_small_tile_pays_rules():
+    """At most a third of the grid in 128 x 128 tiles, K at most 2048, nothing empty."""
+    assert sched._streamk_small_tile_pays(768, 768, 2048, 132)         # 6 x 6 = 36 tiles, 3 x 36 <= 132
+    assert sched._streamk_small_tile_pays(640, 1024, 64, 120)           # 5 x 8 = 40, 3 x 40 = 120
+    assert not sched._streamk_small_tile_pays(640, 1024, 64, 119)
+    assert not sched._streamk_small_tile_pays(768, 768, 2049, 132)     # K past 32 blocks of 64
+    assert not sched._streamk_small_tile_pays(5 * 128, 9 * 128, 64, 132)  # 45 tiles
+    assert sched._streamk_small_tile_pays(1, 1, 1, 3) and not sched._streamk_small_tile_pays(1, 1, 1, 2)
+    for m, n, k in [(0, 64, 64), (64, 0, 64), (64, 64, 0)]:
+        assert not sched._streamk_small_tile_pays(m, n, k, 132)
+    with pytest.raises(ValueError, match="grid positive"):
+        sched._streamk_small_tile_pays(64, 64, 64, 0)
+
+
 def test_streamk_clusters_pay_rules():
     """Never in place; 128 x 256 tiles always; 128 x 128 tiles from 160 of them."""
     assert sched._streamk_clusters_pay(128, 256, 256, in_place=False)

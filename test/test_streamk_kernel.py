@@ -385,13 +385,17 @@ def test_small_tile_walks_two_ctas_an_sm(monkeypatch):
     check(tg.streamk_mm(a, b, decomposition="stream_k", grid=40), a, b)
 
 
-@pytest.mark.parametrize("m, n, k", [(708, 830, 140), (300, 1000, 512), (4096, 4096, 1024), (200, 120, 9000)])
+@pytest.mark.parametrize("m, n, k", [(708, 830, 140), (300, 1000, 512), (4096, 4096, 1024), (200, 120, 9000),
+                                     (290, 136, 248), (1463, 1017, 265)])
 def test_auto_tile_takes_its_kernel(m, n, k):
-    """`auto` picks the tile per shape (the calibrated models; 128 x 128 where N <= 128), and every
-    decomposition of the shape runs the kernel of the tile _streamk_tile reports."""
+    """`auto` picks the tile per shape (64 x 64 for the small problems, sched::small_tile_pays; else
+    the calibrated models, 128 x 128 where N <= 128), and every decomposition of the shape runs the
+    kernel of the tile _streamk_tile reports."""
     a, b = operands(m, n, k)
     tile_m, tile_n = torch.ops.grouped._streamk_tile(a, b)[:2]
-    assert (tile_m, tile_n) in ((128, 128), (128, 256), (192, 128)) and (tile_n == 128 or n > 128)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert ((tile_m, tile_n) == (64, 64)) == torch.ops.grouped._streamk_small_tile_pays(m, n, k, sms)
+    assert (tile_m, tile_n) in ((64, 64), (128, 128), (128, 256), (192, 128)) and (tile_n <= 128 or n > 128)
     for decomposition in ("auto", "data_parallel", "stream_k"):
         names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition=decomposition))
         assert any(f"bfloat16_t, {tile_m}, {tile_n}," in name for name in names), (decomposition, names)
@@ -612,7 +616,8 @@ def test_row_copies_plan_with_their_own_model():
     TORCH_GROUPED_STREAMK_MODEL_ROWS), not the 128 x 128 TMA kernel's: with the rows model making
     cut tiles dear `auto` is bitwise the data-parallel plan, with it making only iterations count
     the Stream-K plan on every SM, whatever TORCH_GROUPED_STREAMK_MODEL_NARROW says (a fresh process
-    each: the models are read once); a malformed value is an error."""
+    each: the models are read once; row copies forced, since a GPU whose copies are cheap sends this
+    deep-K shape to the pitched copies by default); a malformed value is an error."""
     script = ("import torch, torch_grouped as tg\n"
               "g = torch.Generator().manual_seed(0)\n"
               "a = torch.randn(497, 4762, generator=g).cuda().bfloat16()\n"  # 8 tiles, K and N in 4-byte rows
@@ -622,7 +627,8 @@ def test_row_copies_plan_with_their_own_model():
     cut_dear, iterations_only = "0,1000,0,1000,1000,1000", "0,0,1,0"
 
     def run(rows, narrow):
-        env = {**os.environ, "TORCH_GROUPED_STREAMK_MODEL_ROWS": rows, "TORCH_GROUPED_STREAMK_MODEL_NARROW": narrow}
+        env = {**os.environ, "TORCH_GROUPED_STREAMK_MODEL_ROWS": rows, "TORCH_GROUPED_STREAMK_MODEL_NARROW": narrow,
+               "TORCH_GROUPED_ROW_COPIES": "1"}
         return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
 
     data_parallel, stream_k = run(cut_dear, iterations_only), run(iterations_only, cut_dear)
@@ -640,19 +646,21 @@ def test_row_copies_takes_its_kernel(monkeypatch):
     both operands in 4-byte pieces (1051 x 2898: 207) take the pitched copies;
     TORCH_GROUPED_ROW_COPIES=1 takes the row copies there too, =0 never; a forced 128 x 256 tile
     copies; an odd K (A's rows 2-byte aligned) copies A beside B's row copies; an aligned call never
-    takes them; another value is an error."""
+    takes them; another value is an error. (K = 254 and a B of 8.5 MB beside the odd K: where
+    copies are cheap, as on an H200, the rule takes row copies in one wave only for K <= 256, and
+    beside a pitched copy only for 8 MB or more; these shapes take them on both kinds of GPU.)"""
     def taken(a, b):
         names = kernels_launched(lambda: tg.streamk_mm(a, b))
         rows, copies = row_copy_kernels(names), any("pitched_copy" in n for n in names)
         assert rows <= 1 and (rows or copies), names
         return "both" if rows and copies else "rows" if rows else "copies"
 
-    few = _row_copy_operands(497, 212, 4762, torch.bfloat16, "n_major")
+    few = _row_copy_operands(497, 212, 254, torch.bfloat16, "n_major")
     wave = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
     many = _row_copy_operands(1051, 2898, 542, torch.bfloat16, "n_major")
-    odd = _row_copy_operands(497, 212, 4763, torch.bfloat16, "n_major")
+    odd = _row_copy_operands(497, 212, 20001, torch.bfloat16, "n_major")
     assert (taken(*few), taken(*wave), taken(*many), taken(*odd)) == ("rows", "rows", "copies", "both")
-    assert torch.ops.grouped._streamk_tile(*few)[1] == 128
+    assert torch.ops.grouped._streamk_tile(*few)[:2] == [64, 64]  # (a small problem: the 64 x 64 row-copy kernel)
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
     assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "rows", "both")
     assert torch.ops.grouped._streamk_tile(*many)[1] == 128
@@ -723,7 +731,7 @@ def test_cluster_switch_takes_its_kernel(setting, monkeypatch):
     for n, dtype, b_n_major, clustered in ((120, torch.bfloat16, True, True), (3000, torch.bfloat16, True, True),
                                            (3000, torch.float16, True, True), (3000, torch.bfloat16, False, True),
                                            (120, torch.float16, False, True)):
-        a, b = operands(512, n, 1024, dtype, b_n_major)  # (rows of 16-byte multiples: TMA reads B)
+        a, b = operands(512, n, 4096, dtype, b_n_major)  # (16-byte rows: TMA reads B; K past the 64 x 64 tile's)
         names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition="stream_k"))
         assert cluster_sizes(names) == {2 if clustered and setting == "1" else 1}, names
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")

@@ -34,6 +34,7 @@ TORCH_LIBRARY(grouped, m) {
   m.def("_rank2k_plan(int n, int k, int tile_k, int sms, str device_name) -> int[]");
   m.def("_choose_streamk_tile(int m, int n, int k, int sms, float[] wide, float[] narrow, float[]? tall=None) -> int[]");
   m.def("_row_copies_pay(int m, int n, int grid, int a_width, int b_width, *, bool pitched_beside=False, int k=0, bool copies_cheap=False) -> bool");
+  m.def("_streamk_small_tile_pays(int m, int n, int k, int grid) -> bool");
   m.def("_streamk_clusters_pay(int m, int n, int tile_n, *, bool in_place) -> bool");
   m.def("_schedule_streamk(int m, int n, int k, int tile_m, int tile_n, int tile_k, str decomposition, int splits, int grid, bool separate_fixup=True, float dram_tbps=0.0) -> Tensor");
   // Private: where a Stream-K partial tile's float4s lie in their workspace slot (sched::PartialQuad).

@@ -330,6 +330,13 @@ bool row_copies_pay(int64_t m, int64_t n, int64_t grid, int64_t a_width, int64_t
   return sched::row_copies_pay(m, n, k, grid, int(a_width), int(b_width), pitched_beside, copies_cheap);
 }
 
+// Whether streamk_mm runs m x n x k on `grid` CTAs in its 64 x 64 tiles (sched::small_tile_pays).
+bool streamk_small_tile_pays(int64_t m, int64_t n, int64_t k, int64_t grid) {
+  TORCH_CHECK_VALUE(m >= 0 && n >= 0 && k >= 0 && grid > 0,
+                    "streamk_small_tile_pays: m, n and k must be non-negative and grid positive");
+  return sched::small_tile_pays(m, n, k, grid);
+}
+
 // Whether streamk_mm runs m x n in 2 x 1 clusters (sched::streamk_clusters_pay), given its tile
 // width and whether its kernel reads and writes the operands and output in place.
 bool streamk_clusters_pay(int64_t m, int64_t n, int64_t tile_n, bool in_place) {
@@ -407,6 +414,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_streamk_partial_quads", &streamk_partial_quads);
   m.impl("_choose_streamk_tile", &choose_streamk_tile);
   m.impl("_row_copies_pay", &row_copies_pay);
+  m.impl("_streamk_small_tile_pays", &streamk_small_tile_pays);
   m.impl("_streamk_clusters_pay", &streamk_clusters_pay);
 }
 

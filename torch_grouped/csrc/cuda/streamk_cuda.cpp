@@ -123,16 +123,18 @@ std::optional<sched::TileShape> forced_streamk_tile() {
   return name == "192x128" ? sched::TileShape{192, 128} : sched::TileShape{kStreamKTileM, name == "128x128" ? 128 : 256};
 }
 
-// The tile for an m x n x k product on `grid` CTAs: 128 x 128 when the output is at most 128
-// wide (half of every 256-wide tile would be padding), else the one whose best plan the model
-// predicts fastest (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel
-// reads and writes in place, see in_place_shape), the same for every decomposition of the shape;
-// or the one TORCH_GROUPED_STREAMK_TILE forces. `tall_allowed` false: the 128-row tiles only (the
-// kernels that read A M-major).
+// The tile for an m x n x k product on `grid` CTAs: 64 x 64 for the small problems
+// (sched::small_tile_pays); else 128 x 128 when the output is at most 128 wide (half of every
+// 256-wide tile would be padding), else the one whose best plan the model predicts fastest
+// (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel reads and writes in
+// place, see in_place_shape), the same for every decomposition of the shape; or the one
+// TORCH_GROUPED_STREAMK_TILE forces. `other_rows` false: the 128-row tiles only (the kernels that
+// read A M-major).
 sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place,
-                              bool tall_allowed = true) {
+                              bool other_rows = true) {
   if (const std::optional<sched::TileShape> forced = forced_streamk_tile()) return *forced;
-  if (n <= 128 || row_copies) return kNarrowTile;  // (the row-copy kernel has 128 x 128 tiles)
+  if (other_rows && sched::small_tile_pays(m, n, k, grid)) return kSmallTile;
+  if (n <= 128 || row_copies) return kNarrowTile;  // (the larger row-copy kernel has 128 x 128 tiles)
   if (m == 0 || k == 0) return {kStreamKTileM, 256};  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
   const sched::StreamKTileOption options[] = {{{kStreamKTileM, 256}, models.tile_model(kStreamKTileM, 256, in_place)},
@@ -140,7 +142,7 @@ sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64
                                               {{192, 128}, models.tall}};
   // (the tall tile where this GPU's calibration has it, and for shapes read and written in place:
   // fitted on those only)
-  const int count = models.tall_weighed && in_place && tall_allowed ? 3 : 2;
+  const int count = models.tall_weighed && in_place && other_rows ? 3 : 2;
   return options[choose_streamk_tile_cached(options, count, m, n, k, kTileK, grid, /*may_separate=*/true)].tile;
 }
 
@@ -247,7 +249,7 @@ KernelOperands half_operand_shape(const at::Tensor& a, const at::Tensor& b, int 
   o.a_m_major = reads_a_m_major(a, b, o.b_k_major);
   if (!o.a_m_major) o.rows = row_copies(a, b, o.b_k_major, grid);  // (else both operands lie as TMA reads them)
   o.in_place = in_place_shape(a, b, o.b_k_major, o.a_m_major);
-  o.tile = streamk_tile(device, m, n, k, grid, o.rows.on(), o.in_place, /*tall_allowed=*/!o.a_m_major);
+  o.tile = streamk_tile(device, m, n, k, grid, o.rows.on(), o.in_place, /*other_rows=*/!o.a_m_major);
   return o;
 }
 

@@ -39,9 +39,10 @@ struct StreamKModels {
   // the rate the H100 ran 4096³ in it, session 44)
   sched::StreamKModel tall;
   bool tall_weighed = false;
-  // streamk_mm, 64 x 64 tiles (one consumer warpgroup, two CTAs an SM), for runs that force the
-  // tile (TORCH_GROUPED_STREAMK_TILE), never weighed by `auto`: a stand-in, the narrow tile's model
-  // with an iteration half as dear (a quarter of the MACs, half of the operand bytes)
+  // streamk_mm, 64 x 64 tiles (one consumer warpgroup, two CTAs an SM), which `auto` takes by a
+  // rule (sched::small_tile_pays), not by weighing plans against the other tiles': the model of its
+  // plans, a stand-in (not calibrated), the narrow tile's with an iteration half as dear (a quarter
+  // of the MACs, half of the operand bytes)
   sched::StreamKModel small;
   // DRAM at a peak of 4 TB/s or more (an H200): pitched copies are cheap enough that
   // sched::row_copies_pay weighs row copies by its tighter clauses

@@ -270,4 +270,22 @@ inline bool streamk_clusters_pay(bool in_place, int64_t tile_n, int64_t m, int64
   return !in_place && (tile_n == 256 || ceil_div(m, 128) * ceil_div(n, 128) >= 160);
 }
 
+// Whether streamk_mm runs an m x n x k product in 64 x 64 tiles (one consumer warpgroup, two CTAs
+// an SM) instead of weighing the 128-row tiles, on `grid` CTAs: where the 128 x 128 tiles would
+// keep at most a third of the grid busy and K is at most 2048 (32 K blocks a tile). There the call
+// is latency: a lone 128 x 128 tile's K block holds one SM's tensor cores 0.28-0.4 µs (session 26),
+// and its operand blocks come from DRAM one SM at a time; a 64 x 64 tile quarters the one and
+// halves the other, and its tiles, four for each 128 x 128 one, still run in one wave of two CTAs
+// an SM. Measured against `auto`'s 128-row tile (do_bench µs, L2 flushed, H200, session 51, the
+// stand-in model choosing the small tile's plan): 708 x 830 x 140 (42 tiles of 128 x 128, row
+// copies) 12.5 -> 10.4, 290 x 136 x 248 7.6 -> 6.6, 384² x 128 6.8 -> 6.2, 435 x 392 x 157 10.6 ->
+// 9.2, 1104 x 142 x 519 15.5 -> 13.5, 178 x 455 x 1095 19.1 -> 17.4, 939 x 167 x 675 16.9 -> 15.9.
+// Past either bound it lost: deep K, where a 64 x 64 tile reads twice the operand bytes per MAC
+// (219 x 157 x 10383, 4 tiles: 22.2 -> 31.0; 497 x 212 x 47612, 8 tiles: 76.7 -> 112), and more
+// tiles (1463 x 1017 x 265, 96: 14.6 -> 15.9; 557 x 3141 x 150, 125: 15.3 -> 16.5); between them,
+// 224 x 323 x 5013 (6 tiles) 25.9 -> 24.4 and 128² x 65536 24.0 -> 23.4 gained a little.
+inline bool small_tile_pays(int64_t m, int64_t n, int64_t k, int64_t grid) {
+  return m > 0 && n > 0 && k > 0 && k <= 2048 && 3 * ceil_div(m, 128) * ceil_div(n, 128) <= grid;
+}
+
 }  // namespace torch_grouped::sched
