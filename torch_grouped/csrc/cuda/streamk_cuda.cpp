@@ -69,7 +69,7 @@ StreamKModels models_for(int device) {
   sched::StreamKModel tall = models.wide;
   tall.c *= 0.82;
   models.tall = streamk_model_from_env(c != nullptr && c->tall.has_value() ? *c->tall : tall, kStreamKTallModelVariable);
-  models.small = models.narrow;
+  models.small = models.narrow;  // (a stand-in for the 64 x 64 tile's plans: StreamKModels::small)
   models.small.c *= 0.5;
   // The DRAM's peak rate, two transfers a memory clock over the bus: whether the pitched copies are
   // cheap (sched::row_copies_pay), and streamk_mm's floor on Stream-K plans that share no operand

@@ -19,7 +19,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
 std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid);
 
 // The private op _streamk_walk: {the plan's tile rows, its walkers} for streamk_mm(a, b, grid=grid)
-// (256 and the resident clusters where it runs in 2 x 1 clusters, else 128 and the grid), so that
+// (256 and the resident clusters where it runs in 2 x 1 clusters, 64 and up to two CTAs an SM in
+// the 64 x 64 tiles, else the tile's rows and the grid), so that
 // the benchmarks' sweeps read the features of the plan that runs (bf16 / fp16 on Hopper).
 std::vector<int64_t> streamk_walk_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid);
 
