@@ -748,7 +748,7 @@ def test_cluster_switch_takes_its_kernel(setting, monkeypatch):
     (1000, 3000, 1024),  # read and written in place: no clusters
     (2900, 1500, 571),   # A copied, output rows unaligned
     (500, 1500, 571),    # the same with a few tiles
-    (3000, 120, 571),    # 128 x 128 tiles: 24 of them
+    (3000, 120, 2571),   # 128 x 128 tiles: 24 of them (K past the 64 x 64 tile's rule)
 ])
 def test_clusters_by_default(m, n, k, monkeypatch):
     """Unset, the clusters run where sched::streamk_clusters_pay says (rules tested in
@@ -757,9 +757,9 @@ def test_clusters_by_default(m, n, k, monkeypatch):
     monkeypatch.delenv("TORCH_GROUPED_STREAMK_CLUSTER", raising=False)
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
     a, b = operands(m, n, k)
-    tile_n = torch.ops.grouped._streamk_tile(a, b)[1]
+    tile_m, tile_n = torch.ops.grouped._streamk_tile(a, b)[:2]
     in_place = (2 * k) % 16 == 0 and (2 * n) % 16 == 0
-    expect = torch.ops.grouped._streamk_clusters_pay(m, n, tile_n, in_place=in_place)
+    expect = tile_m == 128 and torch.ops.grouped._streamk_clusters_pay(m, n, tile_n, in_place=in_place)
     names = kernels_launched(lambda: tg.streamk_mm(a, b))
     assert cluster_sizes(names) == {2 if expect else 1}, (tile_n, names)
     poison()
@@ -769,13 +769,15 @@ def test_clusters_by_default(m, n, k, monkeypatch):
 @pytest.mark.parametrize("m, n, k", [
     (1000, 3000, 1030),  # a pitched copy of A, 128 x 256 tiles: in clusters
     (1000, 3000, 1024),  # read and written in place: no clusters
-    (3000, 120, 571),    # 128 x 128 tiles, 24 of them: no clusters
+    (3000, 120, 2571),   # 128 x 128 tiles, 24 of them: no clusters (K past the 64 x 64 tile's rule)
+    (290, 136, 248),     # the 64 x 64 tiles: two CTAs an SM
     (2900, 1500, 571),   # unaligned, many tiles
 ])
 def test_walk_reports_the_plan_that_runs(m, n, k, monkeypatch):
     """_streamk_walk (the sweeps' features read the plan through it) reports the walk streamk_mm
     runs: 256-row pair tiles over the resident clusters (at most half the grid) where the call runs
-    in clusters, else the tile's rows (128, or 192 where `auto` takes the tall tile) over the grid;
+    in clusters, else the tile's rows (128, 192 where `auto` takes the tall tile, 64 for the small
+    problems, whose kernel runs two CTAs an SM) over the grid;
     under a smaller grid and a forced setting too;
     a dtype our kernel does not take (fp32: its TF32 path has no clustered walk) is refused."""
     monkeypatch.delenv("TORCH_GROUPED_STREAMK_CLUSTER", raising=False)
@@ -789,10 +791,10 @@ def test_walk_reports_the_plan_that_runs(m, n, k, monkeypatch):
         assert tile_m == 256 and sms // 2 - 8 <= walkers <= sms // 2, walkers
         assert torch.ops.grouped._streamk_walk(a, b, 10) == [256, 5]
     else:
-        assert [tile_m, walkers] == [rows, sms]
+        assert [tile_m, walkers] == [rows, 2 * sms if rows == 64 else sms]
         assert torch.ops.grouped._streamk_walk(a, b, 10) == [torch.ops.grouped._streamk_tile(a, b, 10)[0], 10]
     monkeypatch.setenv("TORCH_GROUPED_STREAMK_CLUSTER", "0")
-    assert torch.ops.grouped._streamk_walk(a, b) == [rows, sms]
+    assert torch.ops.grouped._streamk_walk(a, b) == [rows, 2 * sms if rows == 64 else sms]
     with pytest.raises(ValueError, match="_streamk_walk: our kernel's walk is reported for bf16 and fp16"):
         torch.ops.grouped._streamk_walk(a.float(), b.float())
 
