@@ -330,19 +330,24 @@ TALL_SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
-@pytest.mark.parametrize("m, n, k", TALL_SHAPES)
-def test_forced_tall_tile(monkeypatch, decomposition, m, n, k):
-    """TORCH_GROUPED_STREAMK_TILE=192x128 (three consumer warpgroups, each with its own fixup
-    counter): correct on every decomposition, in both dtypes and B layouts, fully written, and
-    bitwise repeatable."""
-    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "192x128")
+def forced_tile_matches_mm(monkeypatch, tile, decomposition, m, n, k):
+    """Under TORCH_GROUPED_STREAMK_TILE=tile: correct in both dtypes and B layouts, fully written,
+    and bitwise repeatable."""
+    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", tile)
     for dtype, b_n_major in ((torch.bfloat16, True), (torch.float16, False)):
         a, b = operands(m, n, k, dtype, b_n_major)
         poison()
         out = tg.streamk_mm(a, b, decomposition=decomposition, splits=3)
         check(out, a, b)
         assert torch.equal(out, tg.streamk_mm(a, b, decomposition=decomposition, splits=3))
+
+
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k", TALL_SHAPES)
+def test_forced_tall_tile(monkeypatch, decomposition, m, n, k):
+    """TORCH_GROUPED_STREAMK_TILE=192x128 (three consumer warpgroups, each with its own fixup
+    counter): right on every decomposition (forced_tile_matches_mm)."""
+    forced_tile_matches_mm(monkeypatch, "192x128", decomposition, m, n, k)
 
 
 SMALL_SHAPES = [
@@ -359,16 +364,9 @@ SMALL_SHAPES = [
 @pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
 @pytest.mark.parametrize("m, n, k", SMALL_SHAPES)
 def test_forced_small_tile(monkeypatch, decomposition, m, n, k):
-    """TORCH_GROUPED_STREAMK_TILE=64x64 (one consumer warpgroup, two CTAs an SM): correct on every
-    decomposition, in both dtypes and B layouts (row copies where TMA cannot address an operand),
-    fully written, and bitwise repeatable."""
-    monkeypatch.setenv("TORCH_GROUPED_STREAMK_TILE", "64x64")
-    for dtype, b_n_major in ((torch.bfloat16, True), (torch.float16, False)):
-        a, b = operands(m, n, k, dtype, b_n_major)
-        poison()
-        out = tg.streamk_mm(a, b, decomposition=decomposition, splits=3)
-        check(out, a, b)
-        assert torch.equal(out, tg.streamk_mm(a, b, decomposition=decomposition, splits=3))
+    """TORCH_GROUPED_STREAMK_TILE=64x64 (one consumer warpgroup, two CTAs an SM): right on every
+    decomposition (forced_tile_matches_mm; row copies where TMA cannot address an operand)."""
+    forced_tile_matches_mm(monkeypatch, "64x64", decomposition, m, n, k)
 
 
 def test_small_tile_walks_two_ctas_an_sm(monkeypatch):
