@@ -13,7 +13,8 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, kernels_launched, matmul_configs, poison, row_copy_kernels, transpose_kernels
+from harness import (HOPPER_ONLY, kernels_launched, matmul_configs, matmul_tiles, poison, row_copy_kernels,
+                     transpose_kernels)
 
 pytestmark = HOPPER_ONLY
 
@@ -556,6 +557,23 @@ def test_row_copies_match_mm(decomposition, m, n, k, row_copies):
     check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
 
 
+@pytest.mark.parametrize("decomposition", DECOMPOSITIONS)
+@pytest.mark.parametrize("m, n, k, b_layout", [
+    (708, 830, 140, "n_major"),   # 4 column tiles, the last 62 wide: N-major lines clipped in its third box
+    (497, 212, 4762, "k_major"),  # one column tile, 212 of its 256 rows of B: the rest zero-filled
+    (333, 78, 5002, "offset"),    # B's 78 columns in a 256-wide tile, 4 bytes off the 16-byte grid
+])
+def test_wide_row_copies_match_mm(decomposition, m, n, k, b_layout, row_copies):
+    """The 128 x 256 row-copy kernel (its producer copies 256 lines of B a stage, in four column
+    boxes when B is N-major), on every decomposition: the reference, every element written."""
+    row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", "128x256")
+    a, b = _row_copy_operands(m, n, k, torch.bfloat16, b_layout)
+    names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition=decomposition))
+    assert row_copy_kernels(names) == 1 and matmul_tiles(names) == {(128, 256)}, names
+    poison()
+    check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
+
+
 # (m, n, k, B layout): every case has an operand TMA cannot address, so the two runs below take
 # different paths; in (1000, 136, 136) only the offset B (A goes through TMA beside its row copies);
 # in the last two one operand's rows are 2-byte aligned (an odd K, an odd N): a pitched copy of it
@@ -565,15 +583,17 @@ BITWISE_CASES = [(m, n, k, layout) for m, n, k in [(333, 78, 5002), (708, 830, 1
     (1000, 136, 136, "offset"), (333, 78, 5001, "n_major"), (333, 77, 5002, "n_major")]
 
 
-@pytest.mark.parametrize("tile", ["128x128", "64x64"])
+@pytest.mark.parametrize("tile", ["128x128", "128x256", "64x64"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("m, n, k, b_layout", BITWISE_CASES)
 def test_row_copies_are_bitwise_the_copies(dtype, m, n, k, b_layout, tile, row_copies):
     """The row copies put exactly what TMA reads from the pitched copies into the stages: with the
-    same tile (so the same plan; 128 x 128 or 64 x 64, the tiles with a row-copy kernel) the results
-    are bitwise equal, for both B layouts, both dtypes and an offset B."""
+    same tile (so the same plan; 128 x 128, 128 x 256 or 64 x 64, the tiles with a row-copy kernel)
+    the results are bitwise equal, for both B layouts, both dtypes and an offset B. (Clusters off:
+    the pitched copies' 128 x 256 plan would run over pair tiles, which the row copies never do.)"""
     a, b = _row_copy_operands(m, n, k, dtype, b_layout)
     row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", tile)
+    row_copies.setenv("TORCH_GROUPED_STREAMK_CLUSTER", "0")
     poison()
     rows = tg.streamk_mm(a, b, decomposition="stream_k")
     row_copies.setenv("TORCH_GROUPED_ROW_COPIES", "0")
@@ -618,7 +638,7 @@ def test_row_copies_plan_with_their_own_model():
     deep-K shape to the pitched copies by default); a malformed value is an error."""
     script = ("import torch, torch_grouped as tg\n"
               "g = torch.Generator().manual_seed(0)\n"
-              "a = torch.randn(497, 4762, generator=g).cuda().bfloat16()\n"  # 8 tiles, K and N in 4-byte rows
+              "a = torch.randn(497, 4762, generator=g).cuda().bfloat16()\n"  # K and N in 4-byte rows
               "b = torch.randn(4762, 212, generator=g).cuda().bfloat16()\n"
               "auto, dp, sk = (tg.streamk_mm(a, b, decomposition=d) for d in ('auto', 'data_parallel', 'stream_k'))\n"
               "print(torch.equal(auto, dp), torch.equal(auto, sk), torch.equal(dp, sk))\n")
@@ -643,10 +663,13 @@ def test_row_copies_takes_its_kernel(monkeypatch):
     copy kernel, as does one wave of 8- and 4-byte pieces (708 x 830: 42 tiles); many tiles with
     both operands in 4-byte pieces (1051 x 2898: 207) take the pitched copies;
     TORCH_GROUPED_ROW_COPIES=1 takes the row copies there too, =0 never; a forced 128 x 256 tile
-    copies; an odd K (A's rows 2-byte aligned) copies A beside B's row copies; an aligned call never
-    takes them; another value is an error. (K = 254 and a B of 8.5 MB beside the odd K: where
-    copies are cheap, as on an H200, the rule takes row copies in one wave only for K <= 256, and
-    beside a pitched copy only for 8 MB or more; these shapes take them on both kinds of GPU.)"""
+    takes them as well, a forced 192 x 128 one (no row-copy kernel) copies; an odd K (A's rows
+    2-byte aligned) copies A beside B's row copies; an aligned call never takes them; another value
+    is an error. Deep K over few tiles (497 x 212 x 20004) and the many tiles with row copies forced
+    run the row-copy kernel's 128 x 256 tiles, which the stand-in model (StreamKModels::rows_wide)
+    prefers there on every GPU's entry. (K = 254 and a B of 8.5 MB beside the odd K: where copies
+    are cheap, as on an H200, the rule takes row copies in one wave only for K <= 256, and beside a
+    pitched copy only for 8 MB or more; these shapes take them on both kinds of GPU.)"""
     def taken(a, b):
         names = kernels_launched(lambda: tg.streamk_mm(a, b))
         rows, copies = row_copy_kernels(names), any("pitched_copy" in n for n in names)
@@ -657,13 +680,17 @@ def test_row_copies_takes_its_kernel(monkeypatch):
     wave = _row_copy_operands(708, 830, 140, torch.bfloat16, "n_major")
     many = _row_copy_operands(1051, 2898, 542, torch.bfloat16, "n_major")
     odd = _row_copy_operands(497, 212, 20001, torch.bfloat16, "n_major")
+    deep = _row_copy_operands(497, 212, 20004, torch.bfloat16, "n_major")  # 8-byte pieces both
     assert (taken(*few), taken(*wave), taken(*many), taken(*odd)) == ("rows", "rows", "copies", "both")
     assert torch.ops.grouped._streamk_tile(*few)[:2] == [64, 64]  # (a small problem: the 64 x 64 row-copy kernel)
+    assert taken(*deep) == "rows" and torch.ops.grouped._streamk_tile(*deep)[:2] == [128, 256]
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
     assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "rows", "both")
-    assert torch.ops.grouped._streamk_tile(*many)[1] == 128
+    assert torch.ops.grouped._streamk_tile(*many)[:2] == [128, 256]
     with monkeypatch.context() as env:
         env.setenv("TORCH_GROUPED_STREAMK_TILE", "128x256")
+        assert taken(*few) == "rows"
+        env.setenv("TORCH_GROUPED_STREAMK_TILE", "192x128")
         assert taken(*few) == "copies"
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "0")
     assert (taken(*few), taken(*many), taken(*odd)) == ("copies", "copies", "copies")

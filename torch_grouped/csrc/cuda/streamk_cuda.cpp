@@ -71,6 +71,8 @@ StreamKModels models_for(int device) {
   models.tall = streamk_model_from_env(c != nullptr && c->tall.has_value() ? *c->tall : tall, kStreamKTallModelVariable);
   models.small = models.narrow;  // (a stand-in for the 64 x 64 tile's plans: StreamKModels::small)
   models.small.c *= 0.5;
+  models.rows_wide = models.rows;  // (a stand-in likewise: StreamKModels::rows_wide)
+  models.rows_wide.c *= 1.5;
   // The DRAM's peak rate, two transfers a memory clock over the bus: whether the pitched copies are
   // cheap (sched::row_copies_pay), and streamk_mm's floor on Stream-K plans that share no operand
   // blocks (sched::unshared_operand_mb), the latter only beside a calibration, whose constants are
@@ -83,7 +85,7 @@ StreamKModels models_for(int device) {
   models.copies_cheap = bytes_per_us >= 4e6;
   if (c != nullptr && kernel_switch("TORCH_GROUPED_STREAMK_DRAM_FLOOR") != KernelSwitch::Never) {
     if (bytes_per_us > 0) {
-      for (sched::StreamKModel* m : {&models.wide, &models.narrow, &models.rows, &models.wide_unaligned,
+      for (sched::StreamKModel* m : {&models.wide, &models.narrow, &models.rows, &models.rows_wide, &models.wide_unaligned,
                                      &models.narrow_unaligned, &models.tall, &models.small})
         m->dram_us_per_mb = (1 << 20) / bytes_per_us;
     }
@@ -127,16 +129,20 @@ std::optional<sched::TileShape> forced_streamk_tile() {
 // (sched::small_tile_pays); else 128 x 128 when the output is at most 128 wide (half of every
 // 256-wide tile would be padding), else the one whose best plan the model predicts fastest
 // (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel reads and writes in
-// place, see in_place_shape), the same for every decomposition of the shape; or the one
-// TORCH_GROUPED_STREAMK_TILE forces. `other_rows` false: the 128-row tiles only (the kernels that
-// read A M-major).
+// place, see in_place_shape; `row_copies`: the row-copy kernel's two tiles and their models), the
+// same for every decomposition of the shape; or the one TORCH_GROUPED_STREAMK_TILE forces.
+// `other_rows` false: the 128-row tiles only (the kernels that read A M-major).
 sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place,
                               bool other_rows = true) {
   if (const std::optional<sched::TileShape> forced = forced_streamk_tile()) return *forced;
   if (other_rows && sched::small_tile_pays(m, n, k, grid)) return kSmallTile;
-  if (n <= 128 || row_copies) return kNarrowTile;  // (the larger row-copy kernel has 128 x 128 tiles)
+  if (n <= 128) return kNarrowTile;
   if (m == 0 || k == 0) return {kStreamKTileM, 256};  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
+  if (row_copies) {
+    const sched::StreamKTileOption options[] = {{{kStreamKTileM, 256}, models.rows_wide}, {kNarrowTile, models.rows}};
+    return options[choose_streamk_tile_cached(options, 2, m, n, k, kTileK, grid, /*may_separate=*/true)].tile;
+  }
   const sched::StreamKTileOption options[] = {{{kStreamKTileM, 256}, models.tile_model(kStreamKTileM, 256, in_place)},
                                               {kNarrowTile, models.tile_model(kStreamKTileM, 128, in_place)},
                                               {{192, 128}, models.tall}};
@@ -149,11 +155,11 @@ sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64
 // The operands the row-copy kernel reads in place (kernels/row_copy.cuh), when streamk_mm takes it:
 // an operand TMA cannot address whose rows are contiguous and 4-byte aligned (an even K or N) is
 // copied row by row into the kernel's stages instead of into a pitched buffer first, with 128 x 128
-// tiles, when sched::row_copies_pay says so for the shape and the pieces (an operand TMA cannot
-// address whose rows are only 2-byte aligned still goes through a pitched copy, beside them).
-// TORCH_GROUPED_ROW_COPIES=1 takes them wherever they can read the operands, =0 never (the
-// benchmarks' A/B runs); a forced tile other than 128 x 128 or 64 x 64 (TORCH_GROUPED_STREAMK_TILE,
-// the tiles with a row-copy kernel) copies.
+// tiles (or 128 x 256: streamk_tile), when sched::row_copies_pay says so for the shape and the
+// pieces (an operand TMA cannot address whose rows are only 2-byte aligned still goes through a
+// pitched copy, beside them). TORCH_GROUPED_ROW_COPIES=1 takes them wherever they can read the
+// operands, =0 never (the benchmarks' A/B runs); a forced 192 x 128 tile
+// (TORCH_GROUPED_STREAMK_TILE; the one tile without a row-copy kernel) copies.
 struct RowCopies {
   std::optional<kernels::RowSource> a, b;
   bool on() const { return a.has_value() || b.has_value(); }
@@ -165,7 +171,7 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   TORCH_CHECK_VALUE(setting.empty() || setting == "0" || setting == "1",
                     "TORCH_GROUPED_ROW_COPIES must be 0 or 1; got '", setting, "'");
   const std::optional<sched::TileShape> forced = forced_streamk_tile();
-  if (setting == "0" || (forced && !is_tile(*forced, kNarrowTile) && !is_tile(*forced, kSmallTile))) return {};
+  if (setting == "0" || (forced && forced->m == 192)) return {};
   RowCopies r;
   const bool a_tma = StagedOperands::addressable(a), b_tma = StagedOperands::addressable(b, k_major);
   if (!a_tma) r.a = StagedOperands::row_source(a);
@@ -373,9 +379,10 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const int cluster = walk.cluster;
   const int64_t walkers = walk.walkers, plan_tile_m = walk.plan_tile_m();
   if (o.b) p.b_map = b_map(*o.b, o.b_k_major, tile_n / cluster, tf32 ? at::kFloat : a.scalar_type());
-  // (the row-copy kernel's iterations cost more than the TMA kernels': its own model)
-  const sched::StreamKModel& model =
-      o.rows.on() && o.tile.m == kStreamKTileM ? models.rows : models.tile_model(o.tile.m, tile_n, o.in_place);
+  // (the row-copy kernel's iterations cost more than the TMA kernels': its own models)
+  const sched::StreamKModel& model = o.rows.on() && o.tile.m == kStreamKTileM
+                                         ? (tile_n == 256 ? models.rows_wide : models.rows)
+                                         : models.tile_model(o.tile.m, tile_n, o.in_place);
   p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, plan_tile_m, tile_n, o.tile_k, walkers,
                                           /*may_separate=*/true);
   if (passes > 1)
@@ -390,8 +397,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.out_kind = out_kind(a.scalar_type());
   // The epilogue through TMA stores where the output's rows are 16-byte aligned (128 x 256 tiles):
   // the stores drain during the next tile (16384² x 256: 370 -> 314 µs, H100, session 8).
-  // (no clustered variant with TMA stores, nor one that reads A M-major)
-  std::optional<CUtensorMap> c_map = tile_n == 256 && o.tile.m == kStreamKTileM && cluster == 1 && !o.a_m_major
+  // (no clustered variant with TMA stores, nor one that reads A M-major or by row copies)
+  std::optional<CUtensorMap> c_map = tile_n == 256 && o.tile.m == kStreamKTileM && cluster == 1 && !o.a_m_major && !o.rows.on()
                                          ? output_map(out, /*by_default=*/true)
                                          : std::nullopt;
   if (c_map) p.c_map = *c_map;

@@ -29,6 +29,11 @@ struct StreamKModels {
   sched::StreamKModel wide;    // streamk_mm, 128 x 256 tiles
   sched::StreamKModel narrow;  // streamk_mm, 128 x 128 tiles
   sched::StreamKModel rows;    // streamk_mm, the row-copy kernel (128 x 128 tiles)
+  // streamk_mm, the row-copy kernel's 128 x 256 tiles: a stand-in (not calibrated), the 128 x 128
+  // one's with an iteration 1.5 times as dear. Its copies bound that kernel's K loop (an
+  // iteration 2.7 times the TMA kernel's on the H200), and a 128 x 256 block is 48 KB of operands
+  // against 32, for twice the MACs.
+  sched::StreamKModel rows_wide;
   sched::StreamKModel rank2k;  // syr2k's one-problem plan (sched/rank2k_calibration.h)
   // streamk_mm's tiles on a shape the TMA kernel cannot read and write in place (pitched copies of
   // the operands, shifted output rows: sched::StreamKCalibration says why they have their own)

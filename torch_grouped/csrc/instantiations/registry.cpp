@@ -76,6 +76,10 @@ TG_DECLARE(streamk_bf16_128x128_bkmajor_rowcopy)
 TG_DECLARE(streamk_bf16_128x128_bnmajor_rowcopy)
 TG_DECLARE(streamk_f16_128x128_bkmajor_rowcopy)
 TG_DECLARE(streamk_f16_128x128_bnmajor_rowcopy)
+TG_DECLARE(streamk_bf16_128x256_bkmajor_rowcopy)
+TG_DECLARE(streamk_bf16_128x256_bnmajor_rowcopy)
+TG_DECLARE(streamk_f16_128x256_bkmajor_rowcopy)
+TG_DECLARE(streamk_f16_128x256_bnmajor_rowcopy)
 TG_DECLARE(streamk_bf16_64x64_bkmajor)
 TG_DECLARE(streamk_bf16_64x64_bnmajor)
 TG_DECLARE(streamk_f16_64x64_bkmajor)
@@ -242,7 +246,12 @@ GroupedGemmLauncher streamk_kernel(InputKind input, bool b_k_major, int tile_m, 
   }
   const bool bf16 = input == InputKind::BFloat16;
   if (row_copies) {
-    TORCH_INTERNAL_ASSERT(tile_n == 128 && !tma_store, "Stream-K: row copies only with 128x128 tiles and the threads' stores");
+    TORCH_INTERNAL_ASSERT((tile_n == 128 || tile_n == 256) && !tma_store,
+                          "Stream-K: row copies only with 128x128 or 128x256 tiles and the threads' stores");
+    if (tile_n == 256) {
+      if (bf16) return b_k_major ? streamk_bf16_128x256_bkmajor_rowcopy : streamk_bf16_128x256_bnmajor_rowcopy;
+      return b_k_major ? streamk_f16_128x256_bkmajor_rowcopy : streamk_f16_128x256_bnmajor_rowcopy;
+    }
     if (bf16) return b_k_major ? streamk_bf16_128x128_bkmajor_rowcopy : streamk_bf16_128x128_bnmajor_rowcopy;
     return b_k_major ? streamk_f16_128x128_bkmajor_rowcopy : streamk_f16_128x128_bnmajor_rowcopy;
   }

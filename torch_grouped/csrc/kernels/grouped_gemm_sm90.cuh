@@ -113,11 +113,15 @@ struct GroupedGemmConfig {
   // Row copies (row_copy.cuh): operands TMA cannot address (args.a_rows / b_rows) are copied row
   // by row into the stages by the whole producer warpgroup (cp.async), which then needs registers
   // of its own (the 128 x 128 tiles' 64 accumulators per consumer thread leave them; the 64 x 64
-  // tiles' 32, two CTAs an SM). Stream-K walk, no clusters, TMA for the other operand.
+  // tiles' 32, two CTAs an SM). Stream-K walk, no clusters, TMA for the other operand. The
+  // 128 x 256 tiles' consumers hold 128 accumulators each: their producer makes do with 56
+  // registers (RowCopyProducerRegs), for a tile that reads 3/4 of the 128 x 128 tile's bytes per
+  // MAC (the copies bound the row-copy kernel's K loop: StreamKModels::rows_wide).
   static constexpr bool RowCopies = RowCopies_;
   static_assert(!RowCopies || (Mode_ == KernelMode::StreamK && ClusterM_ == 1 && !TmaStore_ && AKMajor_ &&
-                               ((BM_ == 128 && BN_ == 128) || (BM_ == 64 && BN_ == 64))),
-                "row copies: the Stream-K kernel's 128 x 128 or 64 x 64 tiles, no clusters, stores by the threads");
+                               ((BM_ == 128 && (BN_ == 128 || BN_ == 256)) || (BM_ == 64 && BN_ == 64))),
+                "row copies: the Stream-K kernel's 128 x 128, 128 x 256 or 64 x 64 tiles, no clusters, stores by the threads");
+  static constexpr bool WideRowCopies = RowCopies && BN_ == 256;
   // The grouped walk keeps the problem of its last group (TileWalker's RememberGroup), and with 40
   // registers ptxas spilled it inside the producer's K loop (the K-grouped 128 x 256 kernel: 120
   // bytes, the 64 x 128 one 112; none at 56, whose consumers fit in 224 or 200). Square Rank2K
@@ -125,11 +129,12 @@ struct GroupedGemmConfig {
   // Stream-K walks and the 128 x 256 Rank2K tiles, whose epilogue spills more at 224, keep 40.
   static constexpr bool RememberGroup = Mode_ == KernelMode::Grouped;
   static constexpr bool WideProducer = !RowCopies && (Mode_ == KernelMode::Grouped || (Mode_ == KernelMode::Rank2K && BN_ == BM_));
-  static constexpr int ProducerRegs = RowCopies ? 104 : (WideProducer ? 56 : 40);
+  static constexpr int ProducerRegs = WideRowCopies ? 56 : RowCopies ? 104 : (WideProducer ? 56 : 40);
   // Three consumers (the Stream-K kernel's 192 x 128 tiles, 64 accumulators a thread): 4 x 128
   // launch registers leave them 3 x 152 beside the producer's 40 (ptxas: 100 bytes of spill, none
   // in the K loop; session 43).
-  static constexpr int ConsumerRegs = RowCopies ? (CtasPerSm == 2 ? 152 : 200)
+  static constexpr int ConsumerRegs = WideRowCopies ? 224
+                                      : RowCopies ? (CtasPerSm == 2 ? 152 : 200)
                                       : Consumers == 3 ? 152
                                       : (CtasPerSm == 2 ? (WideProducer ? 200 : 216) : (WideProducer ? 224 : 232));
   // setmaxnreg only moves registers within the CTA's launch allocation: the per-thread cap of
@@ -1203,7 +1208,7 @@ void launch_grouped_gemm(const GroupedGemmArgs& args, int grid, cudaStream_t str
 // threads, no clusters.
 #define TORCH_GROUPED_DEFINE_STREAMK_A_M_MAJOR(NAME, T, BN) \
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, 128, BN, false, StreamK, 1, false, false, false)
-// Stream-K with row copies (row_copy.cuh): BM x BN tiles (128 x 128 or 64 x 64), operands TMA
+// Stream-K with row copies (row_copy.cuh): BM x BN tiles (128 x 128, 128 x 256 or 64 x 64), operands TMA
 // cannot address read where they lie (args.a_rows / b_rows).
 #define TORCH_GROUPED_DEFINE_ROW_COPY_GEMM(NAME, T, BM, BN, BKMAJOR) \
   TORCH_GROUPED_DEFINE_GROUPED_GEMM_KERNEL(NAME, T, BM, BN, BKMAJOR, StreamK, 1, false, true, true)

@@ -56,7 +56,7 @@ __device__ __forceinline__ void copy_async_whole(uint32_t dst, uintptr_t src) {
   }
 }
 
-// The `Lines` lines of one operand's stage tile (the tile's 128 or 64 rows, or columns of an
+// The `Lines` lines of one operand's stage tile (the tile's 256, 128 or 64 rows, or columns of an
 // N-major B), at shared address `stage` (1024-byte aligned), from the 128 producer threads: a
 // line takes 128 / Width lanes, piece e of line ρ going where TMA's
 // 128-byte swizzle puts it (byte e·Width ^ 16·(ρ % 8) of the line). A thread's lines are a pass
@@ -73,7 +73,7 @@ __device__ __forceinline__ void copy_lines(const RowSource& s, const StageRows& 
   constexpr int kLanesPerLine = kLineBytes / Width, kStep = 128 / kLanesPerLine;  // lines per pass
   constexpr int kBoxLines = ColumnBoxes ? 64 : Lines;
   static_assert(kStep % 4 == 0, "a thread's swizzle rows are its first's, or that ^ 4");
-  static_assert((Lines == 128 || Lines == 64) && Lines % kBoxLines == 0, "whole boxes of 64 or 128 lines");
+  static_assert((Lines == 256 || Lines == 128 || Lines == 64) && Lines % kBoxLines == 0, "whole boxes of the tile's lines");
   const int offset = (thread % kLanesPerLine) * Width, first = thread / kLanesPerLine;
   const auto swizzled = [&](int j) { return uint32_t(offset ^ (((first ^ (j * kStep)) & 7) << 4)); };
   const int64_t ld_bytes = s.ld * kElementBytes;
