@@ -568,10 +568,18 @@ def test_wide_row_copies_match_mm(decomposition, m, n, k, b_layout, row_copies):
     boxes when B is N-major), on every decomposition: the reference, every element written."""
     row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", "128x256")
     a, b = _row_copy_operands(m, n, k, torch.bfloat16, b_layout)
-    names = kernels_launched(lambda: tg.streamk_mm(a, b, decomposition=decomposition))
-    assert row_copy_kernels(names) == 1 and matmul_tiles(names) == {(128, 256)}, names
     poison()
     check(tg.streamk_mm(a, b, decomposition=decomposition), a, b)
+
+
+def test_wide_row_copies_takes_its_kernel(row_copies):
+    """The forced 128 x 256 tile with row copies runs the one row-copy kernel of 128 x 256 tiles (the
+    profiler's kernel names; not under compute-sanitizer, which hides them)."""
+    row_copies.setenv("TORCH_GROUPED_STREAMK_TILE", "128x256")
+    for b_layout in ("n_major", "k_major"):
+        a, b = _row_copy_operands(497, 212, 4762, torch.bfloat16, b_layout)
+        names = kernels_launched(lambda: tg.streamk_mm(a, b))
+        assert row_copy_kernels(names) == 1 and matmul_tiles(names) == {(128, 256)}, names
 
 
 # (m, n, k, B layout): every case has an operand TMA cannot address, so the two runs below take
@@ -667,7 +675,8 @@ def test_row_copies_takes_its_kernel(monkeypatch):
     2-byte aligned) copies A beside B's row copies; an aligned call never takes them; another value
     is an error. Deep K over few tiles (497 x 212 x 20004) and the many tiles with row copies forced
     run the row-copy kernel's 128 x 256 tiles, which the stand-in model (StreamKModels::rows_wide)
-    prefers there on every GPU's entry. (K = 254 and a B of 8.5 MB beside the odd K: where copies
+    prefers there on every GPU's entry; B alone copied in 4-byte pieces beside a pitched A
+    (154 x 1234 x 24001) keeps 128 x 128 tiles (rows_wide_b4). (K = 254 and a B of 8.5 MB beside the odd K: where copies
     are cheap, as on an H200, the rule takes row copies in one wave only for K <= 256, and beside a
     pitched copy only for 8 MB or more; these shapes take them on both kinds of GPU.)"""
     def taken(a, b):
@@ -684,6 +693,8 @@ def test_row_copies_takes_its_kernel(monkeypatch):
     assert (taken(*few), taken(*wave), taken(*many), taken(*odd)) == ("rows", "rows", "copies", "both")
     assert torch.ops.grouped._streamk_tile(*few)[:2] == [64, 64]  # (a small problem: the 64 x 64 row-copy kernel)
     assert taken(*deep) == "rows" and torch.ops.grouped._streamk_tile(*deep)[:2] == [128, 256]
+    b_only = _row_copy_operands(154, 1234, 24001, torch.bfloat16, "n_major")
+    assert taken(*b_only) == "both" and torch.ops.grouped._streamk_tile(*b_only)[:2] == [128, 128]
     monkeypatch.setenv("TORCH_GROUPED_ROW_COPIES", "1")
     assert (taken(*few), taken(*many), taken(*odd)) == ("rows", "rows", "both")
     assert torch.ops.grouped._streamk_tile(*many)[:2] == [128, 256]

@@ -71,8 +71,9 @@ StreamKModels models_for(int device) {
   models.tall = streamk_model_from_env(c != nullptr && c->tall.has_value() ? *c->tall : tall, kStreamKTallModelVariable);
   models.small = models.narrow;  // (a stand-in for the 64 x 64 tile's plans: StreamKModels::small)
   models.small.c *= 0.5;
-  models.rows_wide = models.rows;  // (a stand-in likewise: StreamKModels::rows_wide)
+  models.rows_wide = models.rows_wide_b4 = models.rows;  // (stand-ins likewise: StreamKModels::rows_wide)
   models.rows_wide.c *= 1.5;
+  models.rows_wide_b4.c *= 2.0;
   // The DRAM's peak rate, two transfers a memory clock over the bus: whether the pitched copies are
   // cheap (sched::row_copies_pay), and streamk_mm's floor on Stream-K plans that share no operand
   // blocks (sched::unshared_operand_mb), the latter only beside a calibration, whose constants are
@@ -85,7 +86,8 @@ StreamKModels models_for(int device) {
   models.copies_cheap = bytes_per_us >= 4e6;
   if (c != nullptr && kernel_switch("TORCH_GROUPED_STREAMK_DRAM_FLOOR") != KernelSwitch::Never) {
     if (bytes_per_us > 0) {
-      for (sched::StreamKModel* m : {&models.wide, &models.narrow, &models.rows, &models.rows_wide, &models.wide_unaligned,
+      for (sched::StreamKModel* m : {&models.wide, &models.narrow, &models.rows, &models.rows_wide, &models.rows_wide_b4,
+                                     &models.wide_unaligned,
                                      &models.narrow_unaligned, &models.tall, &models.small})
         m->dram_us_per_mb = (1 << 20) / bytes_per_us;
     }
@@ -125,22 +127,32 @@ std::optional<sched::TileShape> forced_streamk_tile() {
   return name == "192x128" ? sched::TileShape{192, 128} : sched::TileShape{kStreamKTileM, name == "128x128" ? 128 : 256};
 }
 
+// The operands streamk_mm reads by row copies (kernels/row_copy.cuh; see row_copies below), and
+// the width of their pieces (4, 8 or 16 bytes; 0 for an operand TMA reads).
+struct RowCopies {
+  std::optional<kernels::RowSource> a, b;
+  bool on() const { return a.has_value() || b.has_value(); }
+  int a_width() const { return a ? int(a->width) : 0; }
+  int b_width() const { return b ? int(b->width) : 0; }
+};
+
 // The tile for an m x n x k product on `grid` CTAs: 64 x 64 for the small problems
 // (sched::small_tile_pays); else 128 x 128 when the output is at most 128 wide (half of every
 // 256-wide tile would be padding), else the one whose best plan the model predicts fastest
 // (sched::choose_streamk_tile; `in_place`: the models of shapes the TMA kernel reads and writes in
-// place, see in_place_shape; `row_copies`: the row-copy kernel's two tiles and their models), the
+// place, see in_place_shape; with row copies the row-copy kernel's two tiles and their models), the
 // same for every decomposition of the shape; or the one TORCH_GROUPED_STREAMK_TILE forces.
 // `other_rows` false: the 128-row tiles only (the kernels that read A M-major).
-sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, bool row_copies, bool in_place,
-                              bool other_rows = true) {
+sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64_t grid, const RowCopies& rows,
+                              bool in_place, bool other_rows = true) {
   if (const std::optional<sched::TileShape> forced = forced_streamk_tile()) return *forced;
   if (other_rows && sched::small_tile_pays(m, n, k, grid)) return kSmallTile;
   if (n <= 128) return kNarrowTile;
   if (m == 0 || k == 0) return {kStreamKTileM, 256};  // nothing to run (streamk_mm returns before any plan); no plan to weigh
   const StreamKModels& models = cached_models(device);
-  if (row_copies) {
-    const sched::StreamKTileOption options[] = {{{kStreamKTileM, 256}, models.rows_wide}, {kNarrowTile, models.rows}};
+  if (rows.on()) {
+    const sched::StreamKTileOption options[] = {{{kStreamKTileM, 256}, models.rows_model(256, rows.a_width(), rows.b_width())},
+                                                {kNarrowTile, models.rows}};
     return options[choose_streamk_tile_cached(options, 2, m, n, k, kTileK, grid, /*may_separate=*/true)].tile;
   }
   const sched::StreamKTileOption options[] = {{{kStreamKTileM, 256}, models.tile_model(kStreamKTileM, 256, in_place)},
@@ -160,11 +172,6 @@ sched::TileShape streamk_tile(int device, int64_t m, int64_t n, int64_t k, int64
 // pitched copy, beside them). TORCH_GROUPED_ROW_COPIES=1 takes them wherever they can read the
 // operands, =0 never (the benchmarks' A/B runs); a forced 192 x 128 tile
 // (TORCH_GROUPED_STREAMK_TILE; the one tile without a row-copy kernel) copies.
-struct RowCopies {
-  std::optional<kernels::RowSource> a, b;
-  bool on() const { return a.has_value() || b.has_value(); }
-};
-
 RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int64_t grid) {
   const char* v = std::getenv("TORCH_GROUPED_ROW_COPIES");
   const std::string setting = v == nullptr ? "" : v;
@@ -179,9 +186,8 @@ RowCopies row_copies(const at::Tensor& a, const at::Tensor& b, bool k_major, int
   // An operand that can be read neither way (rows not contiguous, or only 2-byte aligned: an odd K
   // or N) goes through a pitched copy and TMA beside the other's row copies.
   if (!r.on()) return {};
-  const auto width = [](const std::optional<kernels::RowSource>& s) { return s ? int(s->width) : 0; };
   const bool pitched_beside = !(a_tma || r.a) || !(b_tma || r.b);
-  if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), a.size(1), grid, width(r.a), width(r.b), pitched_beside,
+  if (setting.empty() && !sched::row_copies_pay(a.size(0), b.size(1), a.size(1), grid, r.a_width(), r.b_width(), pitched_beside,
                                                  cached_models(a.get_device()).copies_cheap))
     return {};
   return r;
@@ -255,7 +261,7 @@ KernelOperands half_operand_shape(const at::Tensor& a, const at::Tensor& b, int 
   o.a_m_major = reads_a_m_major(a, b, o.b_k_major);
   if (!o.a_m_major) o.rows = row_copies(a, b, o.b_k_major, grid);  // (else both operands lie as TMA reads them)
   o.in_place = in_place_shape(a, b, o.b_k_major, o.a_m_major);
-  o.tile = streamk_tile(device, m, n, k, grid, o.rows.on(), o.in_place, /*other_rows=*/!o.a_m_major);
+  o.tile = streamk_tile(device, m, n, k, grid, o.rows, o.in_place, /*other_rows=*/!o.a_m_major);
   return o;
 }
 
@@ -381,7 +387,7 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   if (o.b) p.b_map = b_map(*o.b, o.b_k_major, tile_n / cluster, tf32 ? at::kFloat : a.scalar_type());
   // (the row-copy kernel's iterations cost more than the TMA kernels': its own models)
   const sched::StreamKModel& model = o.rows.on() && o.tile.m == kStreamKTileM
-                                         ? (tile_n == 256 ? models.rows_wide : models.rows)
+                                         ? models.rows_model(tile_n, o.rows.a_width(), o.rows.b_width())
                                          : models.tile_model(o.tile.m, tile_n, o.in_place);
   p.streamk = resolve_streamk_plan_cached(model, d, is_auto, splits, m, n, pass_k, plan_tile_m, tile_n, o.tile_k, walkers,
                                           /*may_separate=*/true);
@@ -430,7 +436,7 @@ std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b,
   const int64_t g = persistent_grid(device, grid);
   if (a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1))) return {kStreamKTileM, 128, tile_k(at::kFloat)};
   if (!kernel_dtype(a.scalar_type())) {  // cuBLAS runs: the answer of a 16-bit call read in place
-    const sched::TileShape tile = streamk_tile(device, a.size(0), b.size(1), a.size(1), g, false, true);
+    const sched::TileShape tile = streamk_tile(device, a.size(0), b.size(1), a.size(1), g, RowCopies{}, true);
     return {tile.m, tile.n, kTileK};
   }
   const sched::TileShape tile = half_operand_shape(a, b, device, g).tile;

@@ -29,11 +29,14 @@ struct StreamKModels {
   sched::StreamKModel wide;    // streamk_mm, 128 x 256 tiles
   sched::StreamKModel narrow;  // streamk_mm, 128 x 128 tiles
   sched::StreamKModel rows;    // streamk_mm, the row-copy kernel (128 x 128 tiles)
-  // streamk_mm, the row-copy kernel's 128 x 256 tiles: a stand-in (not calibrated), the 128 x 128
+  // streamk_mm, the row-copy kernel's 128 x 256 tiles: stand-ins (not calibrated), the 128 x 128
   // one's with an iteration 1.5 times as dear. Its copies bound that kernel's K loop (an
   // iteration 2.7 times the TMA kernel's on the H200), and a 128 x 256 block is 48 KB of operands
-  // against 32, for twice the MACs.
-  sched::StreamKModel rows_wide;
+  // against 32, for twice the MACs. Twice as dear (rows_wide_b4) where B alone is copied, in
+  // 4-byte pieces: the wide tile then copies as many pieces per MAC as the 128 x 128 one, 8192 a
+  // stage, and those bound its K loop (154 x 1234 x 24001: 86.3 µs in 128 x 256 tiles, 74.0 in
+  // 128 x 128; H200, session 52). rows_model says which.
+  sched::StreamKModel rows_wide, rows_wide_b4;
   sched::StreamKModel rank2k;  // syr2k's one-problem plan (sched/rank2k_calibration.h)
   // streamk_mm's tiles on a shape the TMA kernel cannot read and write in place (pitched copies of
   // the operands, shifted output rows: sched::StreamKCalibration says why they have their own)
@@ -53,6 +56,12 @@ struct StreamKModels {
   // DRAM at a peak of 4 TB/s or more (an H200): pitched copies are cheap enough that
   // sched::row_copies_pay weighs row copies by its tighter clauses
   bool copies_cheap = false;
+  // The row-copy kernel's model for its 128 x tile_n tiles, A and B copied in pieces of a_width
+  // and b_width bytes (0: the operand comes through TMA).
+  const sched::StreamKModel& rows_model(int tile_n, int a_width, int b_width) const {
+    if (tile_n != 256) return rows;
+    return a_width == 0 && b_width == 4 ? rows_wide_b4 : rows_wide;
+  }
   const sched::StreamKModel& tile_model(int tile_m, int tile_n, bool in_place) const {
     if (tile_m == 192) return tall;
     if (tile_m == 64) return small;
