@@ -17,7 +17,7 @@ import random
 import torch
 
 import torch_grouped as tg
-from common import Case, geomean, on_gpu, on_our_kernel, report_targets, save_summary, with_env, with_tf32
+from common import Case, geomean, on_gpu, on_our_kernel, report_targets, save_summary, time_in_turn, with_env, with_tf32
 from streamk_sweep import device_sms, fixed_rule_tile
 
 ANCHOR_SHAPES = [(384, 384, 128), (1664, 1664, 4096), (2304, 2304, 2048), (128, 128, 65536),
@@ -54,6 +54,18 @@ def corpus(gpu=True, seed=None):
     # The tiny CPU draw has no strong-scaling shape (k < 4096); one fixed one (4 tiles on 8 CTAs,
     # 128 K blocks) runs that part of the summary and the plot in the CPU check.
     return shapes if gpu else shapes + [(96, 128, 4096)]
+
+
+def time_forced_tiles(m, n, k, tiles, device="cuda"):
+    """ms of streamk_mm on fresh bf16 m x k and k x n operands under each forced tile of `tiles`
+    (TORCH_GROUPED_STREAMK_TILE, read on every call), as `auto` picks ("auto") and of torch.mm
+    ("mm"), timed in turn (common.time_in_turn); and the tile `auto` runs (_streamk_tile)."""
+    a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+    b = torch.randn(k, n, device=device, dtype=torch.bfloat16)
+    call = lambda: tg.streamk_mm(a, b)  # noqa: E731
+    fns = {"auto": call, **{t: with_env({"TORCH_GROUPED_STREAMK_TILE": t}, call) for t in tiles},
+           "mm": lambda: torch.mm(a, b)}
+    return time_in_turn(fns, device), "x".join(map(str, torch.ops.grouped._streamk_tile(a, b)[:2]))
 
 
 def strong_scaling(m, n, k, device):

@@ -16,8 +16,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import torch_grouped as tg  # noqa: E402,F401  (registers torch.ops.grouped)
-from bench_streamk import corpus  # noqa: E402
-from common import time_in_turn, with_env  # noqa: E402
+from bench_streamk import corpus, time_forced_tiles  # noqa: E402
 
 GRID = 132  # the H100's and H200's SMs, for the dry listing
 
@@ -38,11 +37,7 @@ def main(seed, count, dry):
         small = torch.ops.grouped._streamk_small_tile_pays(m, n, k, grid)
         line = f"{m}x{n}x{k}".rjust(18) + f" {math.ceil(m / 128) * math.ceil(n / 128):5d} {'64x64' if small else '128  ':6s}"
         if not dry:
-            a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
-            b = torch.randn(k, n, device=device, dtype=torch.bfloat16)
-            call = lambda: tg.streamk_mm(a, b)  # noqa: E731
-            tiles = {t: with_env({"TORCH_GROUPED_STREAMK_TILE": t}, call) for t in ("64x64", "128x128", "128x256")}
-            t = time_in_turn({**tiles, "mm": lambda: torch.mm(a, b)}, device)
+            t, _ = time_forced_tiles(m, n, k, ("64x64", "128x128", "128x256"), device)
             wide = min(t["128x128"], t["128x256"])
             faster_small = t["64x64"] < wide
             right += faster_small == small

@@ -16,8 +16,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import torch_grouped as tg  # noqa: E402,F401  (registers torch.ops.grouped)
-from bench_streamk import corpus  # noqa: E402
-from common import time_in_turn, with_env  # noqa: E402
+from bench_streamk import corpus, time_forced_tiles  # noqa: E402
 
 GRID = 132  # the H100's and H200's SMs, for the dry listing
 
@@ -51,12 +50,7 @@ def main(seeds, dry):
     for m, n, k in shapes:
         line = f"{m}x{n}x{k}".rjust(18) + f" {math.ceil(m / 128) * math.ceil(n / 128):5d}"
         if not dry:
-            a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-            b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-            tile = "x".join(map(str, torch.ops.grouped._streamk_tile(a, b)[:2]))
-            call = lambda: tg.streamk_mm(a, b)  # noqa: E731
-            t = time_in_turn({"auto": call, **{f: with_env({"TORCH_GROUPED_STREAMK_TILE": f}, call)
-                                               for f in ("128x128", "128x256")}, "mm": lambda: torch.mm(a, b)}, "cuda")
+            t, tile = time_forced_tiles(m, n, k, ("128x128", "128x256"))
             faster = min(("128x128", "128x256"), key=t.get)
             right += faster == tile
             line += (f" {tile:>7s} {t['auto'] * 1e3:7.1f} {t['128x128'] * 1e3:8.1f} {t['128x256'] * 1e3:8.1f} "
