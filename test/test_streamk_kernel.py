@@ -676,9 +676,10 @@ def test_row_copies_takes_its_kernel(monkeypatch):
     is an error. Deep K over few tiles (497 x 212 x 20004) and the many tiles with row copies forced
     run the row-copy kernel's 128 x 256 tiles, which the stand-in model (StreamKModels::rows_wide)
     prefers there on every GPU's entry; B alone copied in 4-byte pieces beside a pitched A
-    (154 x 1234 x 24001) keeps 128 x 128 tiles (rows_wide_b4). (K = 254 and a B of 8.5 MB beside the odd K: where copies
-    are cheap, as on an H200, the rule takes row copies in one wave only for K <= 256, and beside a
-    pitched copy only for 8 MB or more; these shapes take them on both kinds of GPU.)"""
+    (154 x 1234 x 24001) keeps 128 x 128 tiles (rows_wide_b4). (K = 254 and a B of 8.5 MB beside
+    the odd K: where copies are cheap, as on an H200, the rule takes row copies in one wave only
+    for K <= 256, and beside a pitched copy only for 8 MB or more; these shapes take them on both
+    kinds of GPU.)"""
     def taken(a, b):
         names = kernels_launched(lambda: tg.streamk_mm(a, b))
         rows, copies = row_copy_kernels(names), any("pitched_copy" in n for n in names)
