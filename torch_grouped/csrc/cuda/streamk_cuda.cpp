@@ -36,6 +36,13 @@ namespace {
 
 using kernels::kStreamKTileM;
 
+// A stand-in model: `m` with each MAC-loop iteration `factor` times as dear (a tile or kernel
+// without a calibration of its own, priced from one that has one).
+sched::StreamKModel iterations_scaled(sched::StreamKModel m, double factor) {
+  m.c *= factor;
+  return m;
+}
+
 // The models of this GPU (streamk_mm's fitted by benchmarks/calibrate_streamk.py, or those of a
 // calibrated GPU of its kind: sched/calibration_source.h; syr2k's hand-kept), else the defaults;
 // streamk_mm's each replaced by its environment variable (common/streamk_model_env.h; read once
@@ -54,8 +61,7 @@ StreamKModels models_for(int device) {
     fitted.narrow_unaligned = c->narrow_unaligned.value_or(c->narrow);
   }
   // syr2k without an entry of its own: the wide model, an iteration of its 128 x 128 tiles half as dear.
-  fitted.rank2k = fitted.wide;
-  fitted.rank2k.c *= 0.5;
+  fitted.rank2k = iterations_scaled(fitted.wide, 0.5);
   // (syr2k's hand-kept entry serves its own GPU only: on an H200 the H100's picked the plain walk
   // and split-K where the default's split-K and Stream-K ran n = 1024 9-21% faster; session 34)
   if (const sched::StreamKModel* rank2k = sched::rank2k_calibrated_model(prop.name)) fitted.rank2k = *rank2k;
@@ -73,14 +79,13 @@ StreamKModels models_for(int device) {
   // The tall tile: calibrated, or given by its variable, or the stand-in (StreamKModels::tall).
   const char* tall_variable = std::getenv(kStreamKTallModelVariable);
   models.tall_weighed = (c != nullptr && c->tall.has_value()) || (tall_variable != nullptr && *tall_variable != '\0');
-  sched::StreamKModel tall = models.wide;
-  tall.c *= 0.82;
-  models.tall = streamk_model_from_env(c != nullptr && c->tall.has_value() ? *c->tall : tall, kStreamKTallModelVariable);
-  models.small = models.narrow;  // (a stand-in for the 64 x 64 tile's plans: StreamKModels::small)
-  models.small.c *= 0.5;
-  models.rows_wide = models.rows_wide_b4 = models.rows;  // (stand-ins likewise: StreamKModels::rows_wide)
-  models.rows_wide.c *= 1.5;
-  models.rows_wide_b4.c *= 2.0;
+  models.tall = streamk_model_from_env(c != nullptr && c->tall.has_value() ? *c->tall : iterations_scaled(models.wide, 0.82),
+                                       kStreamKTallModelVariable);
+  // (stand-ins for the 64 x 64 tile's plans and the row-copy kernel's 128 x 256 tiles:
+  // StreamKModels::small, rows_wide)
+  models.small = iterations_scaled(models.narrow, 0.5);
+  models.rows_wide = iterations_scaled(models.rows, 1.5);
+  models.rows_wide_b4 = iterations_scaled(models.rows, 2.0);
   // The DRAM's peak rate, two transfers a memory clock over the bus: whether the pitched copies are
   // cheap (sched::row_copies_pay), and streamk_mm's floor on Stream-K plans that share no operand
   // blocks (sched::unshared_operand_mb), the latter only beside a calibration, whose constants are

@@ -60,7 +60,7 @@ GroupedGemmKernel rank2k_kernel(InputKind input, bool streamk, int cluster_m = 1
 // (syr2k's Stream-K kernel: 128-row tiles.)
 constexpr int kStreamKTileM = 128, kStreamKConsumers = 2, kStreamKSmallTile = 64;
 // `tma_store` (tile_n 256 only): the variant whose epilogue stores through TMA (args.c_map);
-// `row_copies` (128 x 128 and 64 x 64 tiles): the variant that reads operands TMA cannot address in place
+// `row_copies` (128 x 128, 128 x 256 and 64 x 64 tiles): the variant that reads operands TMA cannot address in place
 // (args.a_rows / b_rows, kernels/row_copy.cuh). TF32 inputs: 128 x 128 tiles, B K-major, neither variant.
 // `cluster_m` = 2 (where streamk_cluster_kernel_exists: bf16, fp16; neither variant): in 2 x 1 clusters whose
 // CTAs take the halves of the plan's 256 x tile_n pair tiles (its walkers are the clusters: the
