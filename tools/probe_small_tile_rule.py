@@ -5,8 +5,10 @@ most 8192: both sides of each bound; session 51 set the bounds on the corpus's o
 shape: the 128 x 128 tiles, K, the rule's pick, and on the GPU the µs of the 64 x 64 tile and of
 the faster 128-row tile (TORCH_GROUPED_STREAMK_TILE forced, read on every call; alternating rounds,
 common.time_in_turn), torch.mm's, and whether the rule took the faster side.
-    PYTHONPATH=$PWD:$PWD/benchmarks python3 tools/probe_small_tile_rule.py [--seed 2027] [--count 40] [--dry]
---dry: the shapes and the rule's picks only (no GPU needed)."""
+    PYTHONPATH=$PWD:$PWD/benchmarks python3 tools/probe_small_tile_rule.py [--seed 2027 ...] [--count 40]
+        [--min-k K] [--dry]
+--min-k: only shapes of K at least this (the band past the K bound); --dry: the shapes and the
+rule's picks only (no GPU needed)."""
 import argparse
 import math
 import os
@@ -27,10 +29,10 @@ def near_the_bounds(m, n, k, grid):
     return 3 * math.ceil(m / 128) * math.ceil(n / 128) <= 2 * grid and k <= 8192
 
 
-def main(seed, count, dry):
+def main(seeds, count, min_k, dry):
     device = "cpu" if dry else "cuda"
     grid = GRID if dry else torch.cuda.get_device_properties(0).multi_processor_count
-    shapes = [s for s in corpus(gpu=True, seed=seed) if near_the_bounds(*s, grid)][:count]
+    shapes = [s for seed in seeds for s in corpus(gpu=True, seed=seed) if near_the_bounds(*s, grid) and s[2] >= min_k][:count]
     print(f"{'shape':>18s} {'tiles':>5s} rule   {'64x64':>8s} {'128-row':>8s} {'mm':>8s} faster")
     right = 0
     for m, n, k in shapes:
@@ -50,8 +52,9 @@ def main(seed, count, dry):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=2027, help="the draw's seed (the corpus is 2026's)")
+    parser.add_argument("--seed", type=int, nargs="+", default=[2027], help="the draws' seeds (the corpus is 2026's)")
     parser.add_argument("--count", type=int, default=40, help="at most this many shapes")
+    parser.add_argument("--min-k", type=int, default=0, help="only shapes of K at least this")
     parser.add_argument("--dry", action="store_true", help="the rule's picks only, without timing")
     args = parser.parse_args()
-    main(args.seed, args.count, args.dry)
+    main(args.seed, args.count, args.min_k, args.dry)

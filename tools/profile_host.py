@@ -1,7 +1,8 @@
 """Where the time of one small call goes: host (wall clock of the call without a sync) against the
 GPU kernels (torch.profiler), ours beside the PyTorch call a user would make, for the cases where
 the host decides the speed (many small groups, small odd matmuls, tiny permutations).
-    python tools/profile_host.py [name filter]   ("autocast": what the autocast layer adds)"""
+    python tools/profile_host.py [name filter]   ("autocast": what the autocast layer adds; "slope":
+    a list call's host time against its group count)"""
 import sys
 import time
 
@@ -86,6 +87,26 @@ def list_call_parts(groups=128, m=64, n=512, k=512):
         print(f"  {name:50s} {host_us(fn):8.1f}")
 
 
+def list_call_slope(m=64, n=64, k=64):
+    """Host µs per gemm list call against the group count (tiny groups: the GPU is never the
+    limit), in both scheduler modes, beside a list in / list out floor (torch._foreach_neg) and the
+    loop of mm: the per-group slope and the fixed part of a call, each on its own."""
+    op = torch.ops.grouped.gemm.default
+    print(f"host us per call against groups ({m}x{n}x{k} each): "
+          "tg.gemm / op host lists / op device visitor / _foreach_neg(a) / loop of mm")
+    for groups in (1, 4, 16, 64, 256):
+        a, b = [rand(m, k) for _ in range(groups)], [rand(k, n) for _ in range(groups)]
+
+        def raw(schedule):
+            def call():
+                with torch._C._AutoDispatchBelowAutograd():
+                    return op(a, b, out_dtype=None, schedule=schedule, sort_by_k=True)
+            return call
+        row = [host_us(f) for f in (lambda: tg.gemm(a, b), raw("host"), raw("device"), lambda: torch._foreach_neg(a),
+                                     lambda: [torch.mm(x, y) for x, y in zip(a, b)])]
+        print(f"  {groups:4d} groups " + " ".join(f"{t:8.1f}" for t in row))
+
+
 def autocast_parts():
     """What the autocast kernels (csrc/common/autocast.cpp) add to a call's host time:
     the same calls outside and inside torch.autocast, with inputs already bf16 (nothing to cast)
@@ -127,6 +148,8 @@ def main():
     wanted = sys.argv[1] if len(sys.argv) > 1 else ""
     if wanted in "gemm list parts":
         list_call_parts()
+    if wanted in "gemm list slope":
+        list_call_slope()
     if wanted in "autocast":
         autocast_parts()
     for name, ours, peer in cases():

@@ -1,6 +1,6 @@
 """Times grouped_mm's MoE cases and gemm's list cases under every forced tile and panel width
 (TORCH_GROUPED_TILE, 128x256c2 the clustered kernel; TORCH_GROUPED_PANEL), syr2k's one-problem
-cases under every decomposition (TORCH_GROUPED_SYR2K_DECOMPOSITION), beside the choice the
+cases under every decomposition in each tile (TORCH_GROUPED_SYR2K_DECOMPOSITION, _TILE, _CLUSTER), beside the choice the
 heuristics make: how much the host heuristics leave on the table; and streamk_mm with and without
 its TMA-store epilogue (TORCH_GROUPED_TMA_STORE) and 128x128 tiles (TORCH_GROUPED_STREAMK_TILE), and
 grouped_mm's K-grouped form (the MoE weight gradients) under its clustered kernel and panel widths.
@@ -77,9 +77,13 @@ def main(sections):
         a = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for m, n, k in shapes]
         b = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for m, n, k in shapes]
         sweep(name, lambda: tg.gemm(a, b), tiles + panels)
-    decomps = [(d, {"TORCH_GROUPED_SYR2K_DECOMPOSITION": d})
+    # every decomposition in each tile (the wide tile's Stream-K plans are not weighed by `auto`:
+    # rank2k_tile_choice.h), and the square tile's walk in clusters
+    decomps = [(f"{d}{'' if t == '128x128' else ' ' + t}", {"TORCH_GROUPED_SYR2K_DECOMPOSITION": d, "TORCH_GROUPED_SYR2K_TILE": t})
+               for t in ("128x128", "128x256")
                for d in ("data_parallel", "stream_k", "split_k", "dp_one_tile_sk", "two_tile_sk_dp")]
-    for n, k in [(1024, 1024), (2048, 8192), (1024, 4096)] if "syr2k" in sections else []:
+    decomps += [("clusters", {"TORCH_GROUPED_SYR2K_CLUSTER": "1"})]
+    for n, k in [(1024, 1024), (2048, 8192), (1024, 4096), (4096, 4096), (8192, 1024)] if "syr2k" in sections else []:
         a, b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16), torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         sweep(f"syr2k n{n} k{k}", lambda: tg.syr2k([a], [b]), decomps)
         sweep(f"  two mm n{n} k{k}", lambda: torch.addmm(a @ b.T, b, a.T), [])
