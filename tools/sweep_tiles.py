@@ -78,7 +78,8 @@ def main(sections):
         b = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) for m, n, k in shapes]
         sweep(name, lambda: tg.gemm(a, b), tiles + panels)
     # every decomposition in each tile (the wide tile's Stream-K plans are not weighed by `auto`:
-    # rank2k_tile_choice.h), and the square tile's walk in clusters
+    # rank2k_tile_choice.h), and the square tile with clusters forced on (`auto`'s plan: the
+    # clusters serve its tile walks, not Stream-K units)
     decomps = [(f"{d}{'' if t == '128x128' else ' ' + t}", {"TORCH_GROUPED_SYR2K_DECOMPOSITION": d, "TORCH_GROUPED_SYR2K_TILE": t})
                for t in ("128x128", "128x256")
                for d in ("data_parallel", "stream_k", "split_k", "dp_one_tile_sk", "two_tile_sk_dp")]
