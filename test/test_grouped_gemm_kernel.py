@@ -605,9 +605,10 @@ def test_list_api_in_a_cuda_graph():
 
 
 @pytest.mark.parametrize("schedule", ["host", "device"])
-@pytest.mark.parametrize("groups", [6, 100, 400])
+@pytest.mark.parametrize("groups", [6, 60, 100, 250, 400])
 def test_list_api_upload_paths(groups, schedule):
-    """The problem table travels in the map kernel's parameters up to 4 KB and 28 KB, through a
+    """The problem table (88 bytes a group, and with host lists 8 per tile: one tile a group here)
+    travels in the map kernel's parameters in 4, 8, 16 or 28 KB (6, 60, 100, 250 groups), through a
     pinned copy beyond (400 groups: 35 KB of table): every path, eagerly and replayed in a CUDA
     graph with new inputs, every group's output written (poisoned first)."""
     rng = torch.Generator().manual_seed(groups)

@@ -68,6 +68,26 @@ def test_opcheck(op, device):
         check_opcheck(op.overload, s)
 
 
+@pytest.mark.parametrize("op", OPS, ids=str)
+def test_graph_recorded_only_where_a_gradient_flows(op, device):
+    """The C++ autograd kernels call the op below autograd unless grad mode is on and some input
+    requires grad (csrc/common/autograd_apply.h): no graph node then, and a node whenever a single
+    tensor of the call, the last of a list included, requires grad."""
+    def outputs(args, kwargs):
+        return [t for t in tree_flatten(op.api(*args, **kwargs))[0] if isinstance(t, torch.Tensor)]
+
+    for s in op.samples(torch.float32, device):
+        args = [list(a) if isinstance(a, list) else a for a in s.args]
+        assert all(o.grad_fn is None and not o.requires_grad for o in outputs(args, s.kwargs)), s
+        floating = [t for t in tree_flatten(args)[0] if isinstance(t, torch.Tensor) and t.is_floating_point()]
+        if not floating:  # (no groups)
+            continue
+        floating[-1].requires_grad_(True)
+        assert all(o.grad_fn is not None for o in outputs(args, s.kwargs)), s
+        with torch.no_grad():
+            assert all(o.grad_fn is None and not o.requires_grad for o in outputs(args, s.kwargs)), s
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not HOPPER, reason="needs a Hopper GPU")
 @pytest.mark.parametrize("name", ["gemm", "syr2k", "grouped_mm"])
@@ -87,6 +107,8 @@ def test_list_outputs_outlive_their_siblings():
     """Outputs sharing one allocation: distinct storages, and one output's values survive the
     others' deletion and the allocator's reuse of freed memory."""
     a = [torch.randn(n, 40, device="cuda", dtype=torch.bfloat16) for n in (64, 200, 129)]
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
     out = tg.syr2k(a, a)
     assert len({o.untyped_storage().data_ptr() for o in out}) == 3
     assert all(o.untyped_storage().nbytes() == o.numel() * o.element_size() for o in out)
@@ -95,3 +117,5 @@ def test_list_outputs_outlive_their_siblings():
     torch.cuda.synchronize()
     torch.empty(1 << 24, device="cuda").fill_(float("nan"))  # reuse of anything freed
     assert torch.equal(middle, expected)
+    del middle, expected  # the last output dies: the allocation goes back
+    assert torch.cuda.memory_allocated() == before

@@ -6,20 +6,18 @@ import torch
 _ops = torch.ops.grouped
 
 
-def _call(op, tensors, *args, **kwargs):
-    """Calls `op`'s only overload (the packet would resolve it on every call), skipping the Python
-    autograd kernel when no gradient can flow (it costs a few microseconds, which small tensors
-    notice). `tensors`: the tensors and lists of tensors a gradient could flow from, checked in C++
-    (the check torch.library's autograd kernel makes; 50 ns a tensor against 80 in a Python loop,
-    which a list of 256 notices). Under torch.compile the op is traced as is. Below autograd the
-    overload's C++ handle is called directly: OpOverload.__call__ adds ~1 µs per call (a tiny
-    permute_copy 10.4 -> 9.4 µs on a 2-core CPU, session 18), and our ops have no Python
-    dispatcher that it would consult."""
+def _call(op, *args, **kwargs):
+    """Calls `op`'s only overload (the packet would resolve it on every call). Outside
+    torch.compile the overload's C++ handle is called directly: OpOverload.__call__ adds ~1 µs per
+    call (a tiny permute_copy 10.4 -> 9.4 µs on a 2-core CPU, session 18), and our ops have no
+    Python dispatcher that it would consult. Whether a gradient can flow is decided by the ops' C++
+    autograd kernels (csrc/common/autograd_apply.h), which record no graph node where none can:
+    checked here, before the call, it cost ~33 ns a tensor (gemm's two lists of 64: 4.2 µs,
+    session 54). Under torch.compile the op is traced as is."""
     op = op.default
-    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and torch._C._any_requires_grad(*tensors)):
+    if torch.compiler.is_compiling():
         return op(*args, **kwargs)
-    with torch._C._AutoDispatchBelowAutograd():
-        return op._op(*args, **kwargs)
+    return op._op(*args, **kwargs)
 
 
 def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
@@ -42,7 +40,7 @@ def gemm(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor], *,
     a, b = list(a), list(b)
     if not a and not b:  # no groups: nothing to dispatch on, nothing to compute
         return []
-    return _call(_ops.gemm, (a, b), a, b, out_dtype=out_dtype, schedule=schedule, sort_by_k=sort_by_k)
+    return _call(_ops.gemm, a, b, out_dtype=out_dtype, schedule=schedule, sort_by_k=sort_by_k)
 
 
 def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = None, *,
@@ -63,7 +61,7 @@ def grouped_mm(a: torch.Tensor, b: torch.Tensor, offs: Optional[torch.Tensor] = 
     clamped, so the result is unspecified but memory is never touched outside the tensors. Other
     cases (fp32, fp64, other devices) read ``offs`` on the host and validate it.
     """
-    return _call(_ops.grouped_mm, (a, b), a, b, offs, out_dtype=out_dtype)
+    return _call(_ops.grouped_mm, a, b, offs, out_dtype=out_dtype)
 
 
 def syr2k(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
@@ -80,7 +78,7 @@ def syr2k(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
         if uplo not in ("L", "U"):
             raise ValueError(f"syr2k: uplo must be 'L' or 'U', got '{uplo}'")
         return []
-    return _call(_ops.syr2k, (a, b, c), a, b, c, uplo=uplo, alpha=alpha, beta=beta)
+    return _call(_ops.syr2k, a, b, c, uplo=uplo, alpha=alpha, beta=beta)
 
 
 def streamk_mm(a: torch.Tensor, b: torch.Tensor, *, decomposition: str = "auto", splits: int = 0,
@@ -94,12 +92,12 @@ def streamk_mm(a: torch.Tensor, b: torch.Tensor, *, decomposition: str = "auto",
     more and torch does not allow TF32 matmuls, cuBLAS otherwise; ``TORCH_GROUPED_FP32_KERNELS=0``
     or ``1`` forces cuBLAS or the kernel (README).
     """
-    return _call(_ops.streamk_mm, (a, b), a, b, decomposition=decomposition, splits=splits, grid=grid)
+    return _call(_ops.streamk_mm, a, b, decomposition=decomposition, splits=splits, grid=grid)
 
 
 def permute_copy(x: torch.Tensor, dims: Sequence[int]) -> torch.Tensor:
     """``x.permute(dims).contiguous()`` as a fresh tensor; rank ≤ 8, any dtype."""
-    return _call(_ops.permute_copy, (x,), x, list(dims))
+    return _call(_ops.permute_copy, x, list(dims))
 
 
 def layout_transform(x: torch.Tensor, src_layout: str, dst_layout: str) -> torch.Tensor:
@@ -108,4 +106,4 @@ def layout_transform(x: torch.Tensor, src_layout: str, dst_layout: str) -> torch
     Upper-case letters are axes, digits and a lower-case letter a split sub-axis. An axis that the
     split size does not divide is zero-padded.
     """
-    return _call(_ops.layout_transform, (x,), x, src_layout, dst_layout)
+    return _call(_ops.layout_transform, x, src_layout, dst_layout)

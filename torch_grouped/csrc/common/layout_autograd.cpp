@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "autograd_apply.h"
 #include "op_signatures.h"
 
 namespace torch_grouped {
@@ -59,10 +60,12 @@ class LayoutTransform : public torch::autograd::Function<LayoutTransform> {
   }
 };
 
-at::Tensor permute_copy_autograd(const at::Tensor& x, at::IntArrayRef dims) { return PermuteCopy::apply(x, dims); }
+at::Tensor permute_copy_autograd(const at::Tensor& x, at::IntArrayRef dims) {
+  return apply_where_grad_flows<PermuteCopy, kPermuteCopy, PermuteCopySignature>(x, dims);
+}
 
 at::Tensor layout_transform_autograd(const at::Tensor& x, const std::string& src, const std::string& dst) {
-  return LayoutTransform::apply(x, src, dst);
+  return apply_where_grad_flows<LayoutTransform, kLayoutTransform, LayoutTransformSignature>(x, src, dst);
 }
 
 }  // namespace

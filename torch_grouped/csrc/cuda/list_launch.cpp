@@ -36,6 +36,24 @@ kernels::OutKind out_kind(at::ScalarType t) {
   return t == at::kFloat ? OutKind::Float : (t == at::kBFloat16 ? OutKind::BFloat16 : OutKind::Half);
 }
 
+namespace {
+
+// Calls `f` with the smallest inline upload of `Sizes` that holds `bytes`; false if none does. The
+// uploads are not on the stack (up to 28 KB) and not allocated per call: the launch copies its
+// parameters when it is made, so the thread's buffer is free again once `f` returns.
+template <size_t Size, size_t... Larger, class F>
+bool with_inline_upload(size_t bytes, F&& f, InlineUploadSizes<Size, Larger...>) {
+  if (bytes <= Size) {
+    static thread_local InlineUpload<Size> upload;
+    f(upload);
+    return true;
+  }
+  if constexpr (sizeof...(Larger) > 0) return with_inline_upload(bytes, f, InlineUploadSizes<Larger...>{});
+  return false;
+}
+
+}  // namespace
+
 template <class Tiles>
 void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const ListLaunch& how,
                  kernels::GroupedGemmArgs p, const at::Device& device) {
@@ -96,15 +114,7 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
     upload.bytes = static_cast<uint32_t>((used + 15) / 16 * 16);
     upload_and_build_list_tensor_maps(maps, upload, dbase, stream);
   };
-  if (used <= kSmallInlineUpload) {
-    InlineUpload<kSmallInlineUpload> upload;
-    inline_upload(upload);
-  } else if (used <= kLargeInlineUpload) {
-    // 28 KB: not on the stack, and not allocated per call; the launch copies its parameters when
-    // it is made, so the thread's buffer is free again once inline_upload returns.
-    static thread_local InlineUpload<kLargeInlineUpload> upload;
-    inline_upload(upload);
-  } else {
+  if (!with_inline_upload(used, inline_upload, ListUploadSizes{})) {
     at::DataPtr host = pinned_block(used);
     fill(static_cast<uint8_t*>(host.get()));
     upload_pinned(std::move(host), dbase, used, current);

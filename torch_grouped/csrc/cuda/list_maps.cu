@@ -4,6 +4,7 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "../kernels/dependent_launch.cuh"
 #include "../kernels/tensormap_patch.cuh"
@@ -81,9 +82,13 @@ void upload_and_build_list_tensor_maps(const ListMapsArgs& args, const InlineUpl
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template void upload_and_build_list_tensor_maps(const ListMapsArgs&, const InlineUpload<kSmallInlineUpload>&, uint8_t*,
-                                                cudaStream_t);
-template void upload_and_build_list_tensor_maps(const ListMapsArgs&, const InlineUpload<kLargeInlineUpload>&, uint8_t*,
-                                                cudaStream_t);
+namespace {
+// Every size of ListUploadSizes, instantiated by taking its address.
+template <size_t... Sizes>
+constexpr auto instantiate(InlineUploadSizes<Sizes...>) {
+  return std::make_tuple(&upload_and_build_list_tensor_maps<Sizes>...);
+}
+[[maybe_unused]] constexpr auto kInstantiated = instantiate(ListUploadSizes{});
+}  // namespace
 
 }  // namespace torch_grouped

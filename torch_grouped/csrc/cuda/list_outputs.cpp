@@ -2,6 +2,7 @@
 
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/core/TensorImpl.h>
+#include <c10/util/intrusive_ptr.h>
 
 namespace torch_grouped {
 
@@ -19,15 +20,18 @@ std::vector<at::Tensor> outputs_in_one_block(const std::vector<std::pair<int64_t
   const at::Tensor block = at::detail::empty_cuda({bytes}, at::kByte, device, std::nullopt);
   const caffe2::TypeMeta meta = c10::scalarTypeToTypeMeta(dtype);
   char* base = static_cast<char*>(block.storage().mutable_data());
+  c10::StorageImpl* whole = block.storage().unsafeGetStorageImpl();
   std::vector<at::Tensor> out;
   out.reserve(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) {
     // A storage of its own per output (the op's schema returns fresh tensors, which must not share
     // a storage: opcheck's fake-tensor check compares that), its memory a stretch of the block,
-    // whose storage its DataPtr keeps alive.
+    // whose storage its DataPtr keeps alive by a reference of its own (taken here, dropped by the
+    // deleter: no heap c10::Storage per output, 25 ns of 150 a group on a 2-core CPU, session 54).
     const int64_t nbytes = shapes[i].first * shapes[i].second * element;
-    at::DataPtr data(base + offsets[i] * element, new c10::Storage(block.storage()),
-                     [](void* keep) { delete static_cast<c10::Storage*>(keep); }, device);
+    c10::raw::intrusive_ptr::incref(whole);
+    at::DataPtr data(base + offsets[i] * element, whole,
+                     [](void* keep) { c10::raw::intrusive_ptr::decref(static_cast<c10::StorageImpl*>(keep)); }, device);
     c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), /*allocator=*/nullptr,
                          /*resizable=*/false);
     auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), block.key_set(), meta);
