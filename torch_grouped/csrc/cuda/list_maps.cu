@@ -4,7 +4,6 @@
 #include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
-#include <tuple>
 
 #include "../kernels/dependent_launch.cuh"
 #include "../kernels/tensormap_patch.cuh"
@@ -82,13 +81,10 @@ void upload_and_build_list_tensor_maps(const ListMapsArgs& args, const InlineUpl
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-namespace {
-// Every size of ListUploadSizes, instantiated by taking its address.
-template <size_t... Sizes>
-constexpr auto instantiate(InlineUploadSizes<Sizes...>) {
-  return std::make_tuple(&upload_and_build_list_tensor_maps<Sizes>...);
-}
-[[maybe_unused]] constexpr auto kInstantiated = instantiate(ListUploadSizes{});
-}  // namespace
+// Every size of ListUploadSizes.
+template void upload_and_build_list_tensor_maps(const ListMapsArgs&, const InlineUpload<4 << 10>&, uint8_t*, cudaStream_t);
+template void upload_and_build_list_tensor_maps(const ListMapsArgs&, const InlineUpload<8 << 10>&, uint8_t*, cudaStream_t);
+template void upload_and_build_list_tensor_maps(const ListMapsArgs&, const InlineUpload<16 << 10>&, uint8_t*, cudaStream_t);
+template void upload_and_build_list_tensor_maps(const ListMapsArgs&, const InlineUpload<28 << 10>&, uint8_t*, cudaStream_t);
 
 }  // namespace torch_grouped

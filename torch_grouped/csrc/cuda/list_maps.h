@@ -47,6 +47,7 @@ struct InlineUpload {
 // (H200, profiler on, session 53).
 template <size_t... Sizes>
 struct InlineUploadSizes {};
+// (each instantiated in list_maps.cu)
 using ListUploadSizes = InlineUploadSizes<4 << 10, 8 << 10, 16 << 10, 28 << 10>;
 
 template <size_t N>
