@@ -42,9 +42,8 @@ struct InlineUpload {
 };
 
 // The sizes an upload comes in, the smallest that holds the call's table taken: a launch copies
-// the kernel's whole parameter block, whatever the table uses, and with 28 KB for 7.7 KB of table
-// (64 groups) the launch cost 17.2 µs of host and 6.1 µs of GPU against 10.9 and 2.5 for 4 KB
-// (H200, profiler on, session 53).
+// the kernel's whole parameter block, whatever the table uses. 64 groups' 7.7 KB of table cost
+// 17-24 µs of host to launch in 28 KB, 12.3 µs in 8 KB (H200, profiler on, sessions 53-54).
 template <size_t... Sizes>
 struct InlineUploadSizes {};
 // (each instantiated in list_maps.cu)
