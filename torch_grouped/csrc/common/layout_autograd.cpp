@@ -61,11 +61,12 @@ class LayoutTransform : public torch::autograd::Function<LayoutTransform> {
 };
 
 at::Tensor permute_copy_autograd(const at::Tensor& x, at::IntArrayRef dims) {
-  return apply_where_grad_flows<PermuteCopy, kPermuteCopy, PermuteCopySignature>(x, dims);
+  return apply_where_grad_flows<PermuteCopy, kPermuteCopy, PermuteCopySignature>(compute_requires_grad(x), x, dims);
 }
 
 at::Tensor layout_transform_autograd(const at::Tensor& x, const std::string& src, const std::string& dst) {
-  return apply_where_grad_flows<LayoutTransform, kLayoutTransform, LayoutTransformSignature>(x, src, dst);
+  return apply_where_grad_flows<LayoutTransform, kLayoutTransform, LayoutTransformSignature>(
+      compute_requires_grad(x), x, src, dst);
 }
 
 }  // namespace

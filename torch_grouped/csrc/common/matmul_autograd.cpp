@@ -112,17 +112,20 @@ class GemmLists : public torch::autograd::Function<GemmLists> {
 
 at::Tensor streamk_mm_autograd(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
                                int64_t splits, int64_t grid) {
-  return apply_where_grad_flows<StreamKMatmul, kStreamKMm, StreamKMmSignature>(a, b, decomposition, splits, grid);
+  return apply_where_grad_flows<StreamKMatmul, kStreamKMm, StreamKMmSignature>(compute_requires_grad(a, b), a, b,
+                                                                           decomposition, splits, grid);
 }
 
 at::Tensor grouped_mm_autograd(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& offs,
                                std::optional<at::ScalarType> out_dtype) {
-  return apply_where_grad_flows<GroupedMatmul, kGroupedMm, GroupedMmSignature>(a, b, offs, out_dtype);
+  return apply_where_grad_flows<GroupedMatmul, kGroupedMm, GroupedMmSignature>(compute_requires_grad(a, b), a, b, offs,
+                                                                           out_dtype);
 }
 
 std::vector<at::Tensor> gemm_autograd(at::TensorList a, at::TensorList b, std::optional<at::ScalarType> out_dtype,
                                       const std::string& schedule, bool sort_by_k) {
-  return apply_where_grad_flows<GemmLists, kGemm, GemmSignature>(a, b, out_dtype, schedule, sort_by_k);
+  return apply_where_grad_flows<GemmLists, kGemm, GemmSignature>(compute_requires_grad(a, b), a, b, out_dtype, schedule,
+                                                               sort_by_k);
 }
 
 }  // namespace

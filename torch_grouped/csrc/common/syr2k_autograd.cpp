@@ -85,7 +85,8 @@ class Syr2kLists : public torch::autograd::Function<Syr2kLists> {
 
 std::vector<at::Tensor> syr2k_autograd(at::TensorList a, at::TensorList b, at::TensorList c, const std::string& uplo,
                                        double alpha, double beta) {
-  return apply_where_grad_flows<Syr2kLists, kSyr2k, Syr2kSignature>(a, b, c, uplo, alpha, beta);
+  return apply_where_grad_flows<Syr2kLists, kSyr2k, Syr2kSignature>(compute_requires_grad(a, b, c), a, b, c, uplo,
+                                                                  alpha, beta);
 }
 
 }  // namespace
