@@ -125,6 +125,13 @@ def matmul_configs(names):
     return {c[:3] for c in _configs(names)}
 
 
+def matmul_modes(names):
+    """The KernelMode of every grouped GEMM kernel among kernel names (kernels/grouped_gemm_sm90.cuh:
+    0 grouped, 1 Rank2K, 2 Stream-K, 3 Rank2K over Stream-K units), one entry per launch."""
+    found = (re.search(r"GroupedGemmConfig<[^<>]*?\(torch_grouped::kernels::KernelMode\)(\d)", n) for n in names)
+    return [int(m.group(1)) for m in found if m]
+
+
 def matmul_tiles(names):
     """The (tile_m, tile_n) of every grouped GEMM kernel configuration among kernel names."""
     found = (re.search(r"GroupedGemmConfig<[^,<>]+, (\d+), (\d+),", n) for n in names)

@@ -8,7 +8,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, kernels_launched, matmul_configs, matmul_tiles, transpose_kernels
+from harness import HOPPER_ONLY, kernels_launched, matmul_configs, matmul_modes, matmul_tiles, transpose_kernels
 
 pytestmark = HOPPER_ONLY
 
@@ -627,6 +627,69 @@ def test_list_api_upload_paths(groups, schedule):
     graph.replay()
     for o, r in zip(out, reference.gemm(a, b)):
         check(o, r, torch.bfloat16)
+
+
+STREAM_K = 2  # KernelMode::StreamK (harness.matmul_modes)
+
+
+@pytest.mark.parametrize("tile", ["128x256c2", "128x256", "128x128", "64x128"])
+@pytest.mark.parametrize("k_major", [True, False])
+@pytest.mark.parametrize("out_dtype", [None, torch.float32])
+def test_list_tail_goes_to_the_streamk_kernel(tile, k_major, out_dtype, monkeypatch):
+    """TORCH_GROUPED_LIST_TAIL=1 carves the walk's partial last round (sched/list_tail.h) out of
+    the last group wherever the geometry allows: its last tile row, a few hundred tiles wide, so
+    that the round's tiles lie in it whatever the grid. The grouped kernel computes the rest of
+    the group as two problems and the Stream-K kernel the corner, into the same output (poisoned
+    first). Two widths of the last group (T and T + 1 tiles: no grid divides both) make sure a
+    corner is carved at least once; =0 never launches the Stream-K kernel."""
+    force_tile(monkeypatch, tile)
+    g = torch.Generator().manual_seed(len(tile) + 2 * k_major)
+    tile_n = 128 if tile in ("128x128", "64x128") else 256
+    dtype = torch.bfloat16
+    carved = 0
+    for extra in (0, 1):
+        shapes = [(256, 512, 256), (100, tile_n * (300 + extra) - 56, 320)]  # the last tile 200 wide
+        a = [torch.randn(m, k, generator=g).to("cuda", dtype) for m, _, k in shapes]
+        b = [weights(1, k, n, dtype, k_major, g)[0] for _, n, k in shapes]
+        for tail in ("1", "0"):
+            monkeypatch.setenv("TORCH_GROUPED_LIST_TAIL", tail)
+            poison_next_allocation(sum(m * n for m, n, _ in shapes) * 2)
+            out = []
+            modes = matmul_modes(kernels_launched(lambda: out.append(tg.gemm(a, b, out_dtype=out_dtype))))
+            for o, r in zip(out[0], reference.gemm(a, b)):
+                assert o.dtype == (out_dtype or dtype)
+                check(o, r, dtype)
+            if tail == "0":
+                assert STREAM_K not in modes
+            carved += STREAM_K in modes
+    assert carved >= 1
+
+
+def test_list_tail_rule_on_big_groups(monkeypatch):
+    """By the rule (the switch unset) 8 x 4096 x 4096 x 2048 in 128 x 256 tiles (4096 tiles: on
+    132 SMs 31 rounds and 4 tiles, each 2048 deep) carves the corner sched::list_tail_corner names
+    for this GPU's walkers (one CTA an SM), and only that corner differs from the carve-free
+    call's bits; the carved group is checked whole against float64. A bad switch value is an error."""
+    monkeypatch.setenv("TORCH_GROUPED_TILE", "128x256")
+    g = torch.Generator().manual_seed(11)
+    a = [torch.randn(4096, 2048, generator=g).to("cuda", torch.bfloat16) for _ in range(8)]
+    b = [torch.randn(2048, 4096, generator=g).to("cuda", torch.bfloat16) for _ in range(8)]
+    walkers = torch.cuda.get_device_properties(0).multi_processor_count
+    corner = torch.ops.grouped._list_tail_corner([4096] * 8, [4096] * 8, [2048] * 8, [128, 256, 1], walkers)
+    out = []
+    modes = matmul_modes(kernels_launched(lambda: out.append(tg.gemm(a, b))))
+    assert (STREAM_K in modes) == bool(corner), corner
+    check(out[0][-1], reference.gemm(a[-1:], b[-1:])[0], torch.bfloat16)
+    monkeypatch.setenv("TORCH_GROUPED_LIST_TAIL", "0")
+    plain = tg.gemm(a, b)
+    assert all(torch.equal(o, p) for o, p in zip(out[0][:-1], plain[:-1]))
+    same = torch.ones_like(plain[-1], dtype=torch.bool)
+    if corner:
+        same[corner[0]:, corner[1]:] = False
+    assert torch.equal(out[0][-1][same], plain[-1][same])
+    monkeypatch.setenv("TORCH_GROUPED_LIST_TAIL", "yes")
+    with pytest.raises(ValueError, match="TORCH_GROUPED_LIST_TAIL must be 0 or 1"):
+        tg.gemm(a, b)
 
 
 def test_moe_layer_backward_matches_pytorch():

@@ -70,6 +70,60 @@ def test_gemm_tile_choice_with_a_m_major(groups, tile):
     assert sched._choose_gemm_tile(m, n, k, 132, a_m_major=True) == tile
 
 
+@pytest.mark.parametrize("groups, tile, walkers, corner", [
+    # 8 x 4096³ in 256 x 256 pair tiles: 2048 tiles on 66 clusters, 31 rounds and 2 tiles; the
+    # corner is the last group's last pair-tile row, right of column 14 of 16
+    ([(4096, 4096, 4096)] * 8, [128, 256, 2], 66, [3840, 3584]),
+    ([(4096, 4096, 4096)] * 8, [128, 256, 1], 132, [3968, 3072]),  # 4096 tiles on 132 CTAs: 31 rounds and 4
+    ([(4096, 4096, 4096)] * 8, [128, 256, 2], 64, []),             # whole rounds: nothing to carve
+    ([(4096, 4096, 1024)] * 8, [128, 256, 2], 66, []),             # 16 K blocks a tile: less than the corner's cost
+    ([(4096, 4096, 4096)] * 8, [128, 256, 2], 30, []),             # 8 tiles past 68 rounds of 30: over a quarter round
+    ([(128, 1024, 1024)] * 64, [128, 256, 1], 132, []),            # 64 small: a tail of 124 tiles, rows of 4
+    ([(4096, 4096, 4096)] * 7 + [(4096, 256, 4096)], [128, 256, 2], 66, []),  # a tail of 26 tiles, a last row of 1
+    # the tail is one shallow tile (K = 64), dealt to a walker with 32 deep ones: hardly a gain
+    ([(4096, 4096, 4096)] * 8 + [(256, 16640, 64)], [128, 256, 2], 66, []),
+])
+def test_list_tail_corner(groups, tile, walkers, corner):
+    """sched/list_tail.h: the corner of the last group that gemm hands to the Stream-K kernel,
+    [row0, col0], where the busiest walker's work falls by a deep tile or more; [] otherwise."""
+    m, n, k = (list(v) for v in zip(*groups))
+    assert sched._list_tail_corner(m, n, k, tile, walkers) == corner
+
+
+@settings(max_examples=200, deadline=None)
+@given(groups=st.lists(st.tuples(st.integers(1, 3000), st.integers(1, 3000), st.integers(1, 9000)), min_size=1,
+                       max_size=12),
+       tile=st.sampled_from([[128, 256, 2], [128, 256, 1], [128, 128, 1], [64, 128, 1]]),
+       walkers=st.integers(1, 300), rule=st.booleans())
+def test_list_tail_corner_leaves_whole_rounds(groups, tile, walkers, rule):
+    """Wherever a corner is carved (by the rule or forced), it lies in the last group's last tile
+    row, its tiles are exactly the partial last round, and what is left is whole rounds."""
+    m, n, k = (list(v) for v in zip(*groups))
+    corner = sched._list_tail_corner(m, n, k, tile, walkers, rule=rule)
+    tm, tn = tile[0] * tile[2], tile[1]
+    total = sum(math.ceil(mi / tm) * math.ceil(ni / tn) for mi, ni in zip(m, n))
+    if not corner:
+        assert not (not rule and total > walkers and 0 < total % walkers <= math.ceil(n[-1] / tn))
+        return
+    row0, col0 = corner
+    assert row0 == (math.ceil(m[-1] / tm) - 1) * tm and 0 <= row0 < m[-1]
+    assert col0 % tn == 0 and 0 <= col0 < n[-1]
+    carved = math.ceil((n[-1] - col0) / tn)
+    assert carved == total % walkers and total > walkers
+    assert (total - carved) % walkers == 0
+    if rule:
+        assert 4 * carved <= walkers
+
+
+def test_list_tail_corner_checks_its_arguments():
+    with pytest.raises(ValueError, match="no list tile"):
+        sched._list_tail_corner([4096], [4096], [4096], [256, 256, 1], 66)
+    with pytest.raises(ValueError, match="walkers must be >= 1"):
+        sched._list_tail_corner([4096], [4096], [4096], [128, 256, 2], 0)
+    with pytest.raises(ValueError, match="m, n and k > 0"):
+        sched._list_tail_corner([4096, 0], [4096, 8], [4096, 8], [128, 256, 2], 66)
+
+
 def test_gemm_tile_choice_weighs_depth():
     """Groups of different K: one deep group among shallow ones sets the busiest CTA's time, so
     the choice follows the deep group's tiles, not the wave count."""

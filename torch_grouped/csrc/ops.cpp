@@ -25,6 +25,7 @@ TORCH_LIBRARY(grouped, m) {
   m.def("_schedule_grouped(int[] m, int[] n, int[] k, int tile_m, int tile_n, int grid, str mode, bool sort_by_k, *, int panel=0, int cluster_m=1) -> Tensor");
   m.def("_round_robin_makespan(int[] counts, float[] costs, int grid) -> float");
   m.def("_choose_gemm_tile(int[] m, int[] n, int[] k, int sms, bool a_m_major=False) -> int[]");
+  m.def("_list_tail_corner(int[] m, int[] n, int[] k, int[] tile, int walkers, bool rule=True) -> int[]");
   m.def("_choose_k_grouped_tile(int m, int n, int groups, int k, int sms) -> int[]");
   m.def("_choose_grouped_mm_tile(str form, int m, int n, int groups, int k, int sms) -> int[]");
   m.def("_choose_fp64_tile(int[] m, int[] n, int[] k, int sms, *, bool rank2k=False) -> int[]");

@@ -13,6 +13,7 @@
 #include "../sched/dmma_tile_choice.h"
 #include "../sched/group_order.h"
 #include "../sched/grouped_visitor.h"
+#include "../sched/list_tail.h"
 #include "../sched/rank2k_calibration.h"
 #include "../sched/rank2k_tile_choice.h"
 #include "../sched/rank2k_visitor.h"
@@ -282,6 +283,27 @@ std::vector<int64_t> choose_gemm_tile(at::IntArrayRef m, at::IntArrayRef n, at::
 
 // The tile {m, n, cluster_m} the weight gradient's model picks for `groups` problems of m x n whose K
 // averages k, on `sms` SMs.
+// The corner gemm's list hands to the Stream-K kernel (sched/list_tail.h): {row0, col0} of the
+// last group, or empty. The tile is one of the list's options ({m, n, cluster_m}); rule=False
+// forces the carve wherever the geometry allows.
+std::vector<int64_t> list_tail_corner(at::IntArrayRef m, at::IntArrayRef n, at::IntArrayRef k, at::IntArrayRef tile,
+                                      int64_t walkers, bool rule) {
+  TORCH_CHECK_VALUE(m.size() == n.size() && m.size() == k.size() && !m.empty(),
+                    "list_tail_corner: one m, n and k per group, at least one group");
+  TORCH_CHECK_VALUE(walkers >= 1, "list_tail_corner: walkers must be >= 1, got ", walkers);
+  TORCH_CHECK_VALUE(tile.size() == 3, "list_tail_corner: tile is {m, n, cluster_m}");
+  const sched::TileOption* option = nullptr;
+  for (const sched::TileOption& t : sched::kListTileOptions)
+    if (t.m == tile[0] && t.n == tile[1] && t.cluster_m == tile[2]) option = &t;
+  TORCH_CHECK_VALUE(option != nullptr, "list_tail_corner: no list tile ", tile);
+  for (size_t g = 0; g < m.size(); ++g)
+    TORCH_CHECK_VALUE(m[g] > 0 && n[g] > 0 && k[g] > 0, "list_tail_corner: every group needs m, n and k > 0");
+  const std::optional<sched::TailCorner> c =
+      sched::list_tail_corner(m.data(), n.data(), k.data(), static_cast<int32_t>(m.size()), *option, walkers, rule);
+  if (!c) return {};
+  return {c->row0, c->col0};
+}
+
 std::vector<int64_t> choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups, int64_t k, int64_t sms) {
   TORCH_CHECK_VALUE(m > 0 && n > 0 && groups > 0 && k > 0 && sms > 0,
                     "choose_k_grouped_tile: m, n, groups, k and sms must be positive");
@@ -402,6 +424,7 @@ TORCH_LIBRARY_IMPL(grouped, CompositeImplicitAutograd, m) {
   m.impl("_rank2k_cluster", &rank2k_cluster);
   m.impl("_round_robin_makespan", &round_robin_makespan);
   m.impl("_choose_gemm_tile", &choose_gemm_tile);
+  m.impl("_list_tail_corner", &list_tail_corner);
   m.impl("_choose_k_grouped_tile", &choose_k_grouped_tile);
   m.impl("_choose_grouped_mm_tile", &choose_grouped_mm_tile);
   m.impl("_choose_fp64_tile", &choose_fp64_tile);

@@ -22,6 +22,7 @@
 #include "../cpu/portable.h"
 #include "../kernels/grouped_gemm_launch.h"
 #include "../sched/group_order.h"
+#include "../sched/list_tail.h"
 #include "../sched/tile_choice.h"
 #include "device_info.h"
 #include "dmma_cuda.h"
@@ -30,6 +31,7 @@
 #include "list_outputs.h"
 #include "operand_maps.h"
 #include "staged_operands.h"
+#include "streamk_cuda.h"
 #include "tf32_operands.h"
 
 namespace torch_grouped {
@@ -251,6 +253,32 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   return out;
 }
 
+namespace {
+
+// Cuts `corner` (rows [row0, m) x columns [col0, n)) out of the last problem: what the grouped
+// kernel keeps of it is its rows above the corner's tile row, then that tile row left of the
+// corner, as two problems (either may be empty). A is K-major (rows of k), so the second starts
+// row0 rows further in A and in the output; B's columns [0, col0) start where B does.
+void carve_corner(std::vector<ListProblem>& problems, const sched::TailCorner& corner, size_t in_size, size_t out_size) {
+  const ListProblem last = problems.back();
+  problems.pop_back();
+  if (corner.row0 > 0) {
+    ListProblem above = last;
+    above.group.m = corner.row0;
+    problems.push_back(above);
+  }
+  if (corner.col0 > 0) {
+    ListProblem left = last;
+    left.group.m = last.group.m - corner.row0;
+    left.group.n = corner.col0;
+    left.group.c = static_cast<uint8_t*>(last.group.c) + corner.row0 * last.group.ldc * out_size;
+    left.group.a = static_cast<const uint8_t*>(last.group.a) + corner.row0 * last.group.lda * in_size;
+    problems.push_back(left);
+  }
+}
+
+}  // namespace
+
 std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optional<at::ScalarType> out_dtype,
                                   const std::string& schedule, bool sort_by_k) {
   at::ScalarType od;
@@ -356,8 +384,24 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   const kernels::GroupedGemmKernel kernel =
       a_m_major ? kernels::k_grouped_kernel(input_kind(a[0].scalar_type()), tile.m, tile.n, tile.cluster_m)
                 : kernel_for(a[0].scalar_type(), tile, k_major, tma_store);
+  // The walk's partial last round to the Stream-K kernel (sched/list_tail.h), where it pays:
+  // TORCH_GROUPED_LIST_TAIL=0 never, =1 wherever the geometry allows (tests), unset by the rule.
+  // (Not for the TF32, A-M-major or TMA-store kernels: no measurement says it pays there.)
+  const KernelSwitch tail = kernel_switch("TORCH_GROUPED_LIST_TAIL");
+  std::optional<sched::TailCorner> corner;
+  if (!tf32 && !a_m_major && !tma_store && tail != KernelSwitch::Never)
+    corner = sched::list_tail_corner(ms.data(), ns.data(), ks_visited.data(), static_cast<int32_t>(order.size()), tile,
+                                     list_walkers(kernel, device.index(), INT64_MAX), tail == KernelSwitch::Measured);
+  if (corner) carve_corner(problems, *corner, at::elementSize(a[0].scalar_type()), at::elementSize(od));
   launch_list(problems, tiles, ListLaunch{kernel, a[0].scalar_type(), k_major, mode != GemmSchedule::Device, a_m_major},
               p, device);
+  if (corner) {
+    const int32_t i = active[order.back()];
+    const int64_t rows = shapes[i].m - corner->row0, cols = shapes[i].n - corner->col0;
+    streamk_mm_into(a[i].narrow(0, corner->row0, rows), b[i].narrow(1, corner->col0, cols),
+                    out[i].narrow(0, corner->row0, rows).narrow(1, corner->col0, cols), sched::Decomposition::DataParallel,
+                    /*is_auto=*/true, /*splits=*/0, /*grid=*/0);
+  }
   return out;
 }
 

@@ -26,6 +26,10 @@ struct ListLaunch {
   bool a_m_major = false;
 };
 
+// The walkers of the persistent grid a list launch deals its `total` tiles to (the scheduler's
+// pair tiles with clusters): every resident CTA (cluster), or one per tile if fewer.
+int64_t list_walkers(const kernels::GroupedGemmKernel& kernel, int device, int64_t total);
+
 // `p` carries the mode's fields (out_kind, tiles or triangle, alpha and beta); the rest is filled
 // here. `problems` are in visiting order and must not be empty.
 template <class Tiles>

@@ -373,11 +373,17 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const bool tf32 = a.scalar_type() == at::kFloat && fp32_streamk_on_kernel(a.size(0), b.size(1));
   if (!(kernel_dtype(a.scalar_type()) || tf32) || !kernel_device(a)) return matmul_accumulate(a, b, a.scalar_type());
   ensure_context(a.get_device());
-  const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
-  at::Tensor out = at::empty({m, n}, a.options());
+  at::Tensor out = at::empty({a.size(0), b.size(1)}, a.options());
   if (out.numel() == 0) return out;
-  if (k == 0) return out.zero_();
+  if (a.size(1) == 0) return out.zero_();
+  streamk_mm_into(a, b, out, d, is_auto, splits, grid, tf32);
+  return out;
+}
 
+void streamk_mm_into(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, sched::Decomposition d,
+                     bool is_auto, int64_t splits, int64_t grid, bool tf32) {
+  const int64_t m = a.size(0), n = b.size(1), k = a.size(1);
+  TORCH_INTERNAL_ASSERT(out.size(0) == m && out.size(1) == n && out.stride(1) == 1 && m > 0 && n > 0 && k > 0);
   kernels::GroupedGemmArgs p{};
   std::vector<at::Tensor> keep;
   const int device = a.get_device();
@@ -385,7 +391,10 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   const StreamKModels& models = cached_models(device);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
   const KernelOperands o = tf32 ? tf32_operands(a, b, stream, keep, p) : half_operands(a, b, device, g, stream, keep, p);
-  if (!o.addressable) return matmul_accumulate(a, b, a.scalar_type());  // beyond TMA's extents
+  if (!o.addressable) {  // beyond TMA's extents
+    out.copy_(matmul_accumulate(a, b, out.scalar_type()));
+    return;
+  }
   const int tile_n = o.tile.n;
   // 3xTF32's K loop is three passes over the operands: `auto` chooses as for one pass (see
   // sched::replan_for_k), then that plan runs the whole loop.
@@ -410,9 +419,9 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   p.m = m, p.n = n, p.k = o.k;
   p.groups = 1;
   p.c = out.data_ptr();
-  p.ldc = n;
-  p.c_batch_stride = m * n;
-  p.out_kind = out_kind(a.scalar_type());
+  p.ldc = out.stride(0);
+  p.c_batch_stride = m * out.stride(0);
+  p.out_kind = out_kind(out.scalar_type());
   // The epilogue through TMA stores where the output's rows are 16-byte aligned (128 x 256 tiles):
   // the stores drain during the next tile (16384² x 256: 370 -> 314 µs, H100, session 8).
   // (no clustered variant with TMA stores, nor one that reads A M-major or by row copies)
@@ -436,9 +445,8 @@ at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
                   : kernels::streamk_kernel(input, o.b_k_major, o.tile.m, tile_n, c_map.has_value(), o.rows.on(), cluster);
   launch(p, static_cast<int>(p.streamk.grid * cluster), stream);
   if (p.streamk.separate_fixup)
-    launch_streamk_reduce(p.streamk, p.workspace, static_cast<int>(plan_tile_m), tile_n, {out.data_ptr(), m, n, n, p.out_kind},
-                          stream);
-  return out;
+    launch_streamk_reduce(p.streamk, p.workspace, static_cast<int>(plan_tile_m), tile_n,
+                          {out.data_ptr(), m, n, out.stride(0), p.out_kind}, stream);
 }
 
 std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid) {

@@ -14,6 +14,14 @@ namespace torch_grouped {
 at::Tensor streamk_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::string& decomposition,
                            int64_t splits, int64_t grid);
 
+// The same product on the Stream-K kernel into `out`, an m x n view of unit column stride (any
+// row stride; its dtype the epilogue's: bf16, fp16 or fp32): gemm's carved tail corner
+// (sched/list_tail.h) writes into its group's output this way. m, n and k > 0; a and b bf16 or
+// fp16 (or fp32 with `tf32`) on a Hopper GPU; operands TMA cannot address are staged as
+// streamk_mm stages them.
+void streamk_mm_into(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, sched::Decomposition d,
+                     bool is_auto, int64_t splits, int64_t grid, bool tf32 = false);
+
 // The private op _streamk_tile: {tile_m, tile_n, tile_k} of the kernel streamk_mm(a, b, grid=grid)
 // runs (auto's choice of width), for the tests and the benchmarks' sweeps.
 std::vector<int64_t> streamk_tile_cuda(const at::Tensor& a, const at::Tensor& b, int64_t grid);
