@@ -629,7 +629,19 @@ def test_list_api_upload_paths(groups, schedule):
         check(o, r, torch.bfloat16)
 
 
-STREAM_K = 2  # KernelMode::StreamK (harness.matmul_modes)
+GROUPED, STREAM_K = 0, 2  # KernelMode::Grouped and ::StreamK (harness.matmul_modes)
+
+
+def tail_lists(tile, k_major, generator):
+    """Two lists for a forced carve (TORCH_GROUPED_LIST_TAIL=1) in `tile` tiles: a group visited
+    first (deeper K), then one tile row a few hundred tiles wide, so that the partial last round
+    lies in that row whatever the grid; its width in tiles T or T + 1 (no grid divides both)."""
+    tile_n = 128 if tile in ("128x128", "64x128") else 256
+    for extra in (0, 1):
+        shapes = [(256, 512, 320), (100, tile_n * (300 + extra) - 56, 256)]  # the last tile 200 wide
+        a = [torch.randn(m, k, generator=generator).to("cuda", torch.bfloat16) for m, _, k in shapes]
+        b = [weights(1, k, n, torch.bfloat16, k_major, generator)[0] for _, n, k in shapes]
+        yield a, b
 
 
 @pytest.mark.parametrize("tile", ["128x256c2", "128x256", "128x128", "64x128"])
@@ -637,35 +649,35 @@ STREAM_K = 2  # KernelMode::StreamK (harness.matmul_modes)
 @pytest.mark.parametrize("out_dtype", [None, torch.float32])
 def test_list_tail_goes_to_the_streamk_kernel(tile, k_major, out_dtype, monkeypatch):
     """TORCH_GROUPED_LIST_TAIL=1 carves the walk's partial last round (sched/list_tail.h) out of
-    the last group wherever the geometry allows: its last tile row, a few hundred tiles wide, so
-    that the round's tiles lie in it whatever the grid. The grouped kernel computes the rest of
-    the group as two problems and the Stream-K kernel the corner, into the same output (poisoned
-    first). Two widths of the last group (T and T + 1 tiles: no grid divides both) make sure a
-    corner is carved at least once; =0 never launches the Stream-K kernel."""
+    the last group: the grouped kernel computes the rest of the group as two problems and the
+    Stream-K kernel the corner, into the same output (poisoned first), in every output dtype."""
     force_tile(monkeypatch, tile)
-    g = torch.Generator().manual_seed(len(tile) + 2 * k_major)
-    tile_n = 128 if tile in ("128x128", "64x128") else 256
-    dtype = torch.bfloat16
+    monkeypatch.setenv("TORCH_GROUPED_LIST_TAIL", "1")
+    for a, b in tail_lists(tile, k_major, torch.Generator().manual_seed(len(tile) + 2 * k_major)):
+        poison_next_allocation(sum(x.shape[0] * y.shape[1] for x, y in zip(a, b)) * 2)
+        out = tg.gemm(a, b, out_dtype=out_dtype)
+        for o, r in zip(out, reference.gemm(a, b)):
+            assert o.dtype == (out_dtype or torch.bfloat16)
+            check(o, r, torch.bfloat16)
+
+
+@pytest.mark.parametrize("tile", ["128x256c2", "64x128"])
+def test_list_tail_takes_its_kernel(tile, monkeypatch):
+    """The forced carve launches the Stream-K kernel for at least one of the two widths, =0 never."""
+    force_tile(monkeypatch, tile)
     carved = 0
-    for extra in (0, 1):
-        shapes = [(256, 512, 256), (100, tile_n * (300 + extra) - 56, 320)]  # the last tile 200 wide
-        a = [torch.randn(m, k, generator=g).to("cuda", dtype) for m, _, k in shapes]
-        b = [weights(1, k, n, dtype, k_major, g)[0] for _, n, k in shapes]
+    for a, b in tail_lists(tile, True, torch.Generator().manual_seed(3)):
         for tail in ("1", "0"):
             monkeypatch.setenv("TORCH_GROUPED_LIST_TAIL", tail)
-            poison_next_allocation(sum(m * n for m, n, _ in shapes) * 2)
-            out = []
-            modes = matmul_modes(kernels_launched(lambda: out.append(tg.gemm(a, b, out_dtype=out_dtype))))
-            for o, r in zip(out[0], reference.gemm(a, b)):
-                assert o.dtype == (out_dtype or dtype)
-                check(o, r, dtype)
+            modes = matmul_modes(kernels_launched(lambda: tg.gemm(a, b)))
+            assert GROUPED in modes
             if tail == "0":
                 assert STREAM_K not in modes
             carved += STREAM_K in modes
     assert carved >= 1
 
 
-def test_list_tail_rule_on_big_groups(monkeypatch):
+def test_list_tail_rule_takes_its_kernel_on_big_groups(monkeypatch):
     """By the rule (the switch unset) 8 x 4096 x 4096 x 2048 in 128 x 256 tiles (4096 tiles: on
     132 SMs 31 rounds and 4 tiles, each 2048 deep) carves the corner sched::list_tail_corner names
     for this GPU's walkers (one CTA an SM), and only that corner differs from the carve-free
