@@ -661,6 +661,25 @@ def test_list_tail_goes_to_the_streamk_kernel(tile, k_major, out_dtype, monkeypa
             check(o, r, torch.bfloat16)
 
 
+def test_list_tail_in_a_cuda_graph(monkeypatch):
+    """A carved call captured in a CUDA graph (the Stream-K kernel's workspace and tile counters
+    among the captured allocations), replayed with new inputs into the poisoned outputs."""
+    force_tile(monkeypatch, "128x256")
+    monkeypatch.setenv("TORCH_GROUPED_LIST_TAIL", "1")
+    for a, b in tail_lists("128x256", False, torch.Generator().manual_seed(4)):
+        tg.gemm(a, b)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = tg.gemm(a, b)
+        for x in a + b:
+            x.normal_()
+        for o in out:
+            o.fill_(float("nan"))
+        graph.replay()
+        for o, r in zip(out, reference.gemm(a, b)):
+            check(o, r, torch.bfloat16)
+
+
 @pytest.mark.parametrize("tile", ["128x256c2", "64x128"])
 def test_list_tail_takes_its_kernel(tile, monkeypatch):
     """The forced carve launches the Stream-K kernel for at least one of the two widths, =0 never."""
