@@ -125,6 +125,23 @@ def matmul_configs(names):
     return {c[:3] for c in _configs(names)}
 
 
+def gemm_replayed(a, b, **kwargs):
+    """tg.gemm(a, b, **kwargs) warmed up, captured in a CUDA graph, its inputs refilled (normal_)
+    and its outputs poisoned (NaN), then replayed: the outputs, for the caller to check against
+    the new inputs."""
+    tg.gemm(a, b, **kwargs)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tg.gemm(a, b, **kwargs)
+    for x in a + b:
+        x.normal_()
+    for o in out:
+        o.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    return out
+
+
 def matmul_modes(names):
     """The KernelMode of every grouped GEMM kernel among kernel names (kernels/grouped_gemm_sm90.cuh:
     0 grouped, 1 Rank2K, 2 Stream-K, 3 Rank2K over Stream-K units), one entry per launch."""

@@ -10,7 +10,7 @@ import torch
 
 import reference
 import torch_grouped as tg
-from harness import HOPPER_ONLY, allow_tf32, kernels_launched, poison, set_env
+from harness import HOPPER_ONLY, allow_tf32, gemm_replayed, kernels_launched, poison, set_env
 from reference import TF32_SPLIT_TOLERANCE, TF32_TOLERANCE
 
 pytestmark = HOPPER_ONLY
@@ -96,16 +96,7 @@ def test_cuda_graph(tf32):
     """Captured once (the staging included), replayed with new operand values."""
     a, b = list_problem(7, 12)
     with allow_tf32(tf32):
-        tg.gemm(a, b)  # warm up outside the capture
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            out = tg.gemm(a, b)
-        for x in a + b:
-            x.normal_()
-        for o in out:
-            o.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
+        out = gemm_replayed(a, b)
         check(out, a, b, TF32_TOLERANCE if tf32 else TF32_SPLIT_TOLERANCE)
 
 
