@@ -281,8 +281,6 @@ std::vector<int64_t> choose_gemm_tile(at::IntArrayRef m, at::IntArrayRef n, at::
   return {t.m, t.n, t.cluster_m};
 }
 
-// The tile {m, n, cluster_m} the weight gradient's model picks for `groups` problems of m x n whose K
-// averages k, on `sms` SMs.
 // The corner gemm's list hands to the Stream-K kernel (sched/list_tail.h): {row0, col0} of the
 // last group, or empty. The tile is one of the list's options ({m, n, cluster_m}); rule=False
 // forces the carve wherever the geometry allows.
@@ -304,6 +302,8 @@ std::vector<int64_t> list_tail_corner(at::IntArrayRef m, at::IntArrayRef n, at::
   return {c->row0, c->col0};
 }
 
+// The tile {m, n, cluster_m} the weight gradient's model picks for `groups` problems of m x n whose K
+// averages k, on `sms` SMs.
 std::vector<int64_t> choose_k_grouped_tile(int64_t m, int64_t n, int64_t groups, int64_t k, int64_t sms) {
   TORCH_CHECK_VALUE(m > 0 && n > 0 && groups > 0 && k > 0 && sms > 0,
                     "choose_k_grouped_tile: m, n, groups, k and sms must be positive");
