@@ -93,6 +93,20 @@ def time_ms(fn: Callable[[], Any], device, rep_ms: int = 100, warmup_ms: Optiona
 # better state (Mixtral's ratio moved 0.93-1.17x between runs).
 GPU_ROUNDS = 3
 GPU_WARMUP_MS = 25
+# Two diagnostics for the place effect of session 55 (gemm 8 x 4096³: the default call, timed
+# first, 5-8% slower in whole runs than its identical "unsorted" twin, equal when alone):
+# BENCH_SETTLE_MS=N runs the first callable untimed for about N ms before the rounds;
+# BENCH_ROUND_SAMPLES=1 prints every round's samples in their order.
+SETTLE_MS = int(os.environ.get("BENCH_SETTLE_MS", "0") or 0)
+ROUND_SAMPLES = os.environ.get("BENCH_ROUND_SAMPLES", "") == "1"
+
+
+def _settle(fn: Callable[[], Any], ms: int) -> None:
+    """Calls fn for about ms milliseconds, untimed (the GPU's clock and power state settle)."""
+    start = time.perf_counter()
+    while (time.perf_counter() - start) * 1e3 < ms:
+        fn()
+        torch.cuda.synchronize()
 
 
 def time_in_turn(fns: Dict[Any, Callable[[], Any]], device, rep_ms: int = 100) -> Dict[Any, float]:
@@ -101,9 +115,14 @@ def time_in_turn(fns: Dict[Any, Callable[[], Any]], device, rep_ms: int = 100) -
         return {name: time_ms(fn, device, rep_ms) for name, fn in fns.items()}
     rounds: Dict[Any, list] = {name: [] for name in fns}
     order = list(fns.items())
+    if SETTLE_MS > 0:
+        _settle(order[0][1], SETTLE_MS)
     for r in range(GPU_ROUNDS):
         for name, fn in (order if r % 2 == 0 else order[::-1]):
             rounds[name].append(time_ms(fn, device, max(1, rep_ms // GPU_ROUNDS), GPU_WARMUP_MS))
+        if ROUND_SAMPLES:
+            print(f"    round {r}: " + ", ".join(f"{name or 'ours'} {rounds[name][-1] * 1e3:.1f}"
+                                                for name, _ in (order if r % 2 == 0 else order[::-1])))
     return {name: statistics.median(times) for name, times in rounds.items()}
 
 
