@@ -1,5 +1,6 @@
 """What gemm's tail carve (sched/list_tail.h) does on a list: the kernels one call launches, with
-their grids (torch.profiler's trace), under TORCH_GROUPED_LIST_TAIL unset (the rule), 1 and 0.
+their grids, starts and durations (torch.profiler's trace, after 20 warm calls), under
+TORCH_GROUPED_LIST_TAIL unset (the rule), 1 and 0.
     PYTHONPATH=$PWD python3 tools/probe_list_tail.py [GROUPSxMxNxK ...]   (default 8x4096x4096x4096)
 Time the settings with tools/time_cases.py --ab TORCH_GROUPED_LIST_TAIL=,1,0 gemm CASE.
     PYTHONPATH=$PWD python3 tools/probe_list_tail.py --corner MxNxK ...
@@ -16,7 +17,7 @@ import torch_grouped as tg
 
 
 def launches(fn):
-    """(kernel name, grid, µs) of every CUDA kernel fn() launches."""
+    """(kernel name, grid, duration µs, start µs) of every CUDA kernel fn() launches."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
