@@ -152,7 +152,7 @@ at::Tensor k_grouped_mm(const at::Tensor& a, const at::Tensor& b, const at::Tens
   // Each group is a whole matmul over its own slabs of A and B, as in the list API.
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kKGroupedPanel)};
   const int64_t scheduled_tiles = sched::form_tiles(GroupedForm::RaggedK, m, n, groups, tile.scheduled(), 0);
-  const int64_t walkers = std::min<int64_t>(kernel.resident(device) / kernel.cluster_m, scheduled_tiles);
+  const int64_t walkers = persistent_walkers(kernel, device, scheduled_tiles);
   kernel.launch(p, static_cast<int>(walkers * kernel.cluster_m), stream);
   return out;
 }
@@ -245,7 +245,7 @@ at::Tensor grouped_mm_cuda(const at::Tensor& a, const at::Tensor& b, const std::
   // The persistent grid: every resident CTA, or one per tile (a cluster per pair tile) if fewer
   // (the walk's tiles at most: a partial tile row or column for every group and the tail).
   const int64_t tiles = sched::form_tiles(p.form, p.m, p.n, s.groups, tile.scheduled(), s.groups + 1);
-  const int64_t walkers = std::min<int64_t>(kernel.resident(a.get_device()) / kernel.cluster_m, tiles);
+  const int64_t walkers = persistent_walkers(kernel, a.get_device(), tiles);
   p.a_map = a_map(*operand(ia), kernel.tile_m, a.scalar_type());
   p.b_map = b_map(*operand(ib), k_major, kernel.b_box_n(), a.scalar_type());
   p.tiles = sched::GemmTiles{tile.scheduled(), panel_width(kOffsetsPanel)};
@@ -391,7 +391,7 @@ std::vector<at::Tensor> gemm_cuda(at::TensorList a, at::TensorList b, std::optio
   std::optional<sched::TailCorner> corner;
   if (!tf32 && !a_m_major && !tma_store && tail != KernelSwitch::Never)
     corner = sched::list_tail_corner(ms.data(), ns.data(), ks_visited.data(), static_cast<int32_t>(order.size()), tile,
-                                     list_walkers(kernel, device.index(), INT64_MAX), tail == KernelSwitch::Measured);
+                                     resident_walkers(kernel, device.index()), tail == KernelSwitch::Measured);
   if (corner) carve_corner(problems, *corner, at::elementSize(a[0].scalar_type()), at::elementSize(od));
   launch_list(problems, tiles, ListLaunch{kernel, a[0].scalar_type(), k_major, mode != GemmSchedule::Device, a_m_major},
               p, device);

@@ -54,8 +54,12 @@ bool with_inline_upload(size_t bytes, F&& f, InlineUploadSizes<Size, Larger...>)
 
 }  // namespace
 
-int64_t list_walkers(const kernels::GroupedGemmKernel& kernel, int device, int64_t total) {
-  return std::max<int64_t>(1, std::min<int64_t>(kernel.resident(device) / kernel.cluster_m, total));
+int64_t resident_walkers(const kernels::GroupedGemmKernel& kernel, int device) {
+  return kernel.resident(device) / kernel.cluster_m;
+}
+
+int64_t persistent_walkers(const kernels::GroupedGemmKernel& kernel, int device, int64_t total) {
+  return std::max<int64_t>(1, std::min<int64_t>(resident_walkers(kernel, device), total));
 }
 
 template <class Tiles>
@@ -68,7 +72,7 @@ void launch_list(const std::vector<ListProblem>& problems, Tiles tiles, const Li
   const int64_t total = sched::total_tiles(sizes, tiles);
   // The persistent grid: every resident CTA, or one per tile if fewer. Its walkers (the CTAs, or
   // with clusters the clusters) are dealt the tiles of `tiles` (with clusters, pair tiles).
-  const int64_t walkers = list_walkers(how.kernel, device.index(), total);
+  const int64_t walkers = persistent_walkers(how.kernel, device.index(), total);
   const int grid = static_cast<int>(walkers * how.kernel.cluster_m);
   const int64_t stride = how.host_lists ? sched::ceil_div(total, walkers) : 0;
 

@@ -26,9 +26,11 @@ struct ListLaunch {
   bool a_m_major = false;
 };
 
-// The walkers of the persistent grid a list launch deals its `total` tiles to (the scheduler's
-// pair tiles with clusters): every resident CTA (cluster), or one per tile if fewer.
-int64_t list_walkers(const kernels::GroupedGemmKernel& kernel, int device, int64_t total);
+// The walkers of a grouped kernel's persistent grid (its CTAs, or with clusters its clusters), to
+// which the scheduler deals its `total` tiles (pair tiles with clusters): every resident one, or
+// one per tile if fewer (at least one). resident_walkers: all that are resident at once.
+int64_t resident_walkers(const kernels::GroupedGemmKernel& kernel, int device);
+int64_t persistent_walkers(const kernels::GroupedGemmKernel& kernel, int device, int64_t total);
 
 // `p` carries the mode's fields (out_kind, tiles or triangle, alpha and beta); the rest is filled
 // here. `problems` are in visiting order and must not be empty.

@@ -233,7 +233,7 @@ std::vector<at::Tensor> syr2k_cuda(at::TensorList a, at::TensorList b, at::Tenso
     at::Tensor workspace;
     // every resident CTA (whole clusters), or one walker per tile if fewer
     const int64_t walk_slots = p.triangle.count(n, n);
-    int64_t grid = std::min<int64_t>(kernel.resident(device.index()) / kernel.cluster_m, walk_slots) * kernel.cluster_m;
+    int64_t grid = persistent_walkers(kernel, device.index(), walk_slots) * kernel.cluster_m;
     // The 128 x 256 kernels' TMA stores, where a CTA has a next tile to run while the engine
     // writes: more tiles (the walk's slots) than CTAs. A CTA's last tile waits for its stores
     // before the CTA ends, and there the threads' own stores are faster (H100, session 16:

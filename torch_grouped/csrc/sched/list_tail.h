@@ -41,19 +41,16 @@ inline std::optional<TailCorner> list_tail_corner(const int64_t* m, const int64_
                                                   const TileOption& tile, int64_t walkers, bool rule) {
   if (groups < 1 || walkers < 1) return std::nullopt;
   const GemmTiles tiles{tile.scheduled()};
-  std::vector<int64_t> counts(groups);
-  std::vector<double> costs(groups);
-  int64_t total = 0;
-  for (int32_t g = 0; g < groups; ++g) {
-    counts[g] = tiles.count(m[g], n[g]);
-    costs[g] = tile_time(tile, k[g]);
-    total += counts[g];
-  }
+  int64_t total = 0;  // (every gemm call on the kernel asks: the geometry first, without allocating)
+  for (int32_t g = 0; g < groups; ++g) total += tiles.count(m[g], n[g]);
   const int32_t last = groups - 1;
   const int64_t tail = total % walkers, row_tiles = tiles.tiles_n(n[last]);
   if (total <= walkers || tail == 0 || tail > row_tiles || k[last] <= 0) return std::nullopt;
   if (rule) {
     if (4 * tail > walkers) return std::nullopt;
+    std::vector<int64_t> counts(groups);
+    std::vector<double> costs(groups);
+    for (int32_t g = 0; g < groups; ++g) counts[g] = tiles.count(m[g], n[g]), costs[g] = tile_time(tile, k[g]);
     const double before = round_robin_makespan(counts.data(), costs.data(), groups, walkers);
     counts[last] -= tail;
     const double after = round_robin_makespan(counts.data(), costs.data(), groups, walkers);
