@@ -91,13 +91,19 @@ def time_ms(fn: Callable[[], Any], device, rep_ms: int = 100, warmup_ms: Optiona
 # stores alone at 1979), and the clock needs a while to settle after a lighter call (a host-bound
 # loop of `mm`), so a single back-to-back pair of measurements leaned towards whichever ran in the
 # better state (Mixtral's ratio moved 0.93-1.17x between runs).
-GPU_ROUNDS = 3
+# The number of rounds is even: with forward and reversed rounds in pairs, every callable's
+# samples sit at places whose middle two average the same, so a clock that drifts steadily
+# through a case favours none of them. Three rounds did not: the first callable (ours) took the
+# latest middle place, and on gemm 8 x 4096³, whose samples rose ~20% through the case as the
+# GPU heated (H200, session 56), ours measured 0.90x the loop of mm in whole runs, against
+# 0.975x when every callable took every place in turn (tools/probe_bench_order.py).
+GPU_ROUNDS = 4
 GPU_WARMUP_MS = 25
-# Two diagnostics for the place effect of session 55 (gemm 8 x 4096³: the default call, timed
-# first, 5-8% slower in whole runs than its identical "unsorted" twin, equal when alone):
-# BENCH_SETTLE_MS=N runs the first callable untimed for about N ms before the rounds;
-# BENCH_ROUND_SAMPLES=1 prints every round's samples in their order.
-SETTLE_MS = int(os.environ.get("BENCH_SETTLE_MS", "0") or 0)
+# Before the rounds, the first callable runs untimed for about SETTLE_MS (BENCH_SETTLE_MS=N), so
+# that the first round does not start from the previous case's clock and temperature (300 ms
+# moved that gemm case from 0.90x to 0.99x, session 56). BENCH_ROUND_SAMPLES=1 prints every
+# round's samples in their order.
+SETTLE_MS = int(os.environ.get("BENCH_SETTLE_MS", "200") or 0)
 ROUND_SAMPLES = os.environ.get("BENCH_ROUND_SAMPLES", "") == "1"
 
 
@@ -110,7 +116,8 @@ def _settle(fn: Callable[[], Any], ms: int) -> None:
 
 
 def time_in_turn(fns: Dict[Any, Callable[[], Any]], device, rep_ms: int = 100) -> Dict[Any, float]:
-    """time_ms of each of fns; on the GPU in GPU_ROUNDS rounds of alternating order (median)."""
+    """time_ms of each of fns; on the GPU after SETTLE_MS of the first, in GPU_ROUNDS rounds of
+    alternating order (median)."""
     if not on_gpu(device):
         return {name: time_ms(fn, device, rep_ms) for name, fn in fns.items()}
     rounds: Dict[Any, list] = {name: [] for name in fns}

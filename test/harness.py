@@ -106,11 +106,18 @@ def replay_with_new_offsets(run, a, b, offs, ends_list, check):
 
 
 def kernels_launched(fn):
-    """Names of the CUDA kernels that fn() launches (the profiler's, demangled)."""
+    """Names of the CUDA kernels that fn() launches (the profiler's, demangled). Skips the test
+    where the profiler sees no kernels at all (under compute-sanitizer), told by a probe kernel
+    launched beside fn's: a test that asks which kernel ran cannot be answered there, and its
+    empty answer would fail it (session 56: one such test stopped memcheck's run of the rest)."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        torch.cuda._sleep(1)  # the probe: at::cuda's spin_kernel, which no op of ours launches
         fn()
         torch.cuda.synchronize()
-    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    if not any("spin_kernel" in name for name in names):
+        pytest.skip("the profiler sees no CUDA kernels in this process (compute-sanitizer hides them)")
+    return [name for name in names if "spin_kernel" not in name]
 
 
 def _configs(names):
