@@ -23,6 +23,8 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 # The GPU kernels' tests that compute-sanitizer runs by default, by area; all four take about
 # nine minutes under memcheck on an H100 (the layout area is half of them): more than one call
 # with a build, so SANITIZE_AREAS picks some (default: all).
+# Tests that ask the profiler which kernel ran skip under the sanitizers, which hide the kernels
+# from it (test/harness.py's kernels_launched); the `not takes_its_kernel` terms only save their time.
 declare -A SANITIZE_AREA=(
   [layout]="(gpu and (layout or permute) and not huge and not takes_its_kernel)"
   [rank2k]="(test_rank2k_kernel and not takes_its_kernel) or test_gpu_large_fp32_fp64 or (test_symmetric_sum and cuda and not takes_its_kernel) or (test_syr2k_tf32 and not takes_its_kernel)"
