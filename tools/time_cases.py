@@ -8,8 +8,9 @@ dtype is DTYPE (e.g. bfloat16) if given. Prints one line per case: median µs
 of ours and of the peer, timed as the benchmark times them (common.time_in_turn).
 --ab VAR=x,y[,z...]: ours under each setting of the environment variable VAR (an empty one: unset)
 in turn, --rounds times (default 6, made even) interleaved, every other round in reversed order,
-so that the GPU's clock and power drift falls on each alike; prints the median over rounds of each setting and its time over the first's (the
-variables are read on every call, so one process serves all)."""
+so that the GPU's clock and power drift falls on each alike; prints the median over rounds of each
+setting and its time over the first's (the variables are read on every call, so one process
+serves all)."""
 import argparse
 import importlib
 import os
