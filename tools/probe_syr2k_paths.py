@@ -2,8 +2,9 @@
 against the DMMA kernel (=1), on big problems of small K, where the mirror's n² elements might
 outweigh the kernel's slower rate (benchmarks/NOTES.md, session 40: they did not, by 3-17%).
 Interleaved rounds (each shape's paths in reversed order every other round), do_bench medians
-in µs; `dsyr2k` alone beside them (benchmarks/cublas_syr2k.py), so that the cuBLAS path's excess over it (the mirror, and whatever else moves between the two
-calls: benchmarks/NOTES.md, session 42) shows in the same run.
+in µs; `dsyr2k` alone beside them (benchmarks/cublas_syr2k.py), so that the cuBLAS path's excess
+over it (the mirror, and whatever else moves between the two calls: benchmarks/NOTES.md, session
+42) shows in the same run.
     python tools/probe_syr2k_paths.py [--rounds 6] [--kernel-only]
 --kernel-only: the kernel alone on each shape (median µs), for A/B runs of two builds of it
 (TORCH_GROUPED_FP64_TILE picks its tile)."""
